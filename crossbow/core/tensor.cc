@@ -1,0 +1,134 @@
+#include "crossbow/core/tensor.h"
+
+#include <cstdlib>
+#include <sstream>
+
+namespace crossbow {
+
+size_t DataTypeSize(DataType type) {
+  switch (type) {
+    case DataType::kFloat32:
+    case DataType::kInt32:
+      return 4;
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+      return 2;
+    case DataType::kInt64:
+      return 8;
+  }
+  CROSSBOW_FAIL("unknown dtype ", static_cast<int>(type));
+}
+
+const char* DataTypeName(DataType type) {
+  switch (type) {
+    case DataType::kFloat32:
+      return "float32";
+    case DataType::kFloat16:
+      return "float16";
+    case DataType::kBFloat16:
+      return "bfloat16";
+    case DataType::kInt32:
+      return "int32";
+    case DataType::kInt64:
+      return "int64";
+  }
+  return "unknown";
+}
+
+template <>
+DataType DataTypeOf<float>() {
+  return DataType::kFloat32;
+}
+template <>
+DataType DataTypeOf<int32_t>() {
+  return DataType::kInt32;
+}
+template <>
+DataType DataTypeOf<int64_t>() {
+  return DataType::kInt64;
+}
+
+int64_t NumElements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string ShapeString(const Shape& shape) {
+  std::ostringstream out;
+  out << "[";
+  for (size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
+  out << "]";
+  return out.str();
+}
+
+std::shared_ptr<uint8_t> AllocateAligned(size_t bytes) {
+  constexpr size_t kAlign = 64;
+  size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  void* ptr = std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded);
+  CROSSBOW_ENFORCE(ptr != nullptr, "out of host memory allocating ", bytes, " bytes");
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(ptr), [](uint8_t* p) { std::free(p); });
+}
+
+int64_t Tensor::dim(int i) const {
+  CROSSBOW_ENFORCE(i >= 0 && i < ndim(), "dimension ", i, " out of range for shape ",
+                   ShapeString(shape_));
+  return shape_[i];
+}
+
+size_t Tensor::nbytes() const {
+  if (blocked_) return layout_.get_size();
+  return static_cast<size_t>(numel()) * DataTypeSize(dtype_);
+}
+
+void Tensor::Resize(const Shape& shape, DataType dtype) {
+  for (int64_t d : shape) CROSSBOW_ENFORCE_VALUE(d >= 0, "negative dimension in ", ShapeString(shape));
+  shape_ = shape;
+  dtype_ = dtype;
+  blocked_ = false;
+  layout_ = dnnl::memory::desc();
+  Reserve(nbytes());
+}
+
+void Tensor::ResizeBlocked(const Shape& shape, const dnnl::memory::desc& layout) {
+  shape_ = shape;
+  dtype_ = DataType::kFloat32;
+  blocked_ = true;
+  layout_ = layout;
+  Reserve(nbytes());
+}
+
+void Tensor::ResizeLike(const Tensor& other) {
+  if (other.blocked_) {
+    ResizeBlocked(other.shape_, other.layout_);
+  } else {
+    Resize(other.shape_, other.dtype_);
+  }
+}
+
+void Tensor::BindStorage(std::shared_ptr<uint8_t> buffer, size_t capacity) {
+  storage_ = std::move(buffer);
+  capacity_ = capacity;
+  bound_ = true;
+}
+
+void Tensor::Reserve(size_t bytes) {
+  if (storage_ && bytes <= capacity_) return;
+  CROSSBOW_ENFORCE(!bound_, "tensor of shape ", ShapeString(shape_), " needs ", bytes,
+                   " bytes but its planned buffer holds ", capacity_);
+  storage_ = AllocateAligned(bytes);
+  capacity_ = bytes;
+}
+
+void Tensor::CheckType(DataType expected) const {
+  CROSSBOW_ENFORCE_VALUE(dtype_ == expected, "tensor holds ", DataTypeName(dtype_),
+                         " but was read as ", DataTypeName(expected));
+}
+
+std::string Tensor::DebugString() const {
+  std::ostringstream out;
+  out << DataTypeName(dtype_) << ShapeString(shape_) << (blocked_ ? " blocked" : "");
+  return out.str();
+}
+
+}  // namespace crossbow

@@ -1,0 +1,91 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "crossbow/core/enforce.h"
+
+namespace crossbow {
+
+enum class DataType : uint8_t { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2, kInt32 = 3, kInt64 = 4 };
+
+size_t DataTypeSize(DataType type);
+const char* DataTypeName(DataType type);
+template <typename T>
+DataType DataTypeOf();
+
+using Shape = std::vector<int64_t>;
+int64_t NumElements(const Shape& shape);
+std::string ShapeString(const Shape& shape);
+
+// A tensor: logical shape (NCHW for images), dtype, and bytes in a shared buffer.
+//
+// The bytes are laid out row-major ("plain") unless layout() holds a oneDNN blocked
+// descriptor (nChw16c and friends): CPU kernels keep activations blocked between
+// consecutive oneDNN operators, and only operators that need plain data reorder.
+//
+// Storage is either owned (grown on demand) or bound to a slice of a buffer that the
+// memory planner shares between tensors whose lifetimes do not overlap; a bound tensor
+// never grows past its slice.
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(const Shape& shape, DataType dtype) { Resize(shape, dtype); }
+
+  // Sets a plain layout of this shape; keeps the bytes if they fit.
+  void Resize(const Shape& shape, DataType dtype = DataType::kFloat32);
+  // Sets this shape with a blocked (or any) oneDNN layout; keeps the bytes if they fit.
+  void ResizeBlocked(const Shape& shape, const dnnl::memory::desc& layout);
+  void ResizeLike(const Tensor& other);
+
+  // Points this tensor at `capacity` bytes owned by `buffer` (the memory planner's).
+  void BindStorage(std::shared_ptr<uint8_t> buffer, size_t capacity);
+  bool is_bound() const { return bound_; }
+
+  const Shape& shape() const { return shape_; }
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  int64_t dim(int i) const;
+  int64_t numel() const { return NumElements(shape_); }
+  DataType dtype() const { return dtype_; }
+  bool is_plain() const { return !blocked_; }
+  const dnnl::memory::desc& layout() const { return layout_; }
+  size_t nbytes() const;  // bytes the current layout occupies (with any block padding)
+  size_t capacity() const { return capacity_; }
+  bool defined() const { return storage_ != nullptr; }
+
+  void* raw_data() { return storage_.get(); }
+  const void* raw_data() const { return storage_.get(); }
+  template <typename T>
+  T* mutable_data() {
+    CheckType(DataTypeOf<T>());
+    return static_cast<T*>(raw_data());
+  }
+  template <typename T>
+  const T* data() const {
+    CheckType(DataTypeOf<T>());
+    return static_cast<const T*>(raw_data());
+  }
+
+  std::string DebugString() const;
+
+ private:
+  void Reserve(size_t bytes);
+  void CheckType(DataType expected) const;
+
+  Shape shape_;
+  DataType dtype_ = DataType::kFloat32;
+  bool blocked_ = false;
+  dnnl::memory::desc layout_;
+  std::shared_ptr<uint8_t> storage_;
+  size_t capacity_ = 0;
+  bool bound_ = false;
+};
+
+// 64-byte aligned allocation for CPU tensors and planned buffers.
+std::shared_ptr<uint8_t> AllocateAligned(size_t bytes);
+
+}  // namespace crossbow

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
+
+#include "crossbow/core/context.h"
+#include "crossbow/core/tensor.h"
+
+// Glue between Tensor and oneDNN, shared by every oneDNN-backed CPU operator.
+namespace crossbow::dnnl_utils {
+
+using dnnl::memory;
+
+memory::dims Dims(const Shape& shape);
+// Row-major descriptor of this shape (nchw for 4-D, nc for 2-D, x for 1-D).
+memory::desc PlainDesc(const Shape& shape);
+// The tensor's own layout: its blocked descriptor, or the plain one.
+memory::desc DescOf(const Tensor& t);
+// Format "any": lets a primitive pick the layout (blocked for convolutions).
+memory::desc AnyDesc(const Shape& shape);
+// Gives `t` this shape with layout `md`, recording it as plain when md is row-major.
+void ResizeTo(Tensor* t, const Shape& shape, const memory::desc& md);
+bool IsPlain(const memory::desc& md, const Shape& shape);
+
+// A oneDNN memory over the tensor's bytes (no copy).
+memory Wrap(const Tensor& t, const memory::desc& md, CPUContext* ctx);
+inline memory Wrap(const Tensor& t, CPUContext* ctx) { return Wrap(t, DescOf(t), ctx); }
+
+// Copies `src` into `dst` laid out as `md` (dst is resized to src's shape).
+void ReorderTo(const Tensor& src, const memory::desc& md, Tensor* dst, CPUContext* ctx);
+// Row-major copy of any float tensor, into caller-provided memory of numel() floats.
+void CopyToPlain(const Tensor& src, float* out, CPUContext* ctx);
+
+// Runs `primitive` with `args` on the context's stream and waits for it.
+void Execute(const dnnl::primitive& primitive, const std::unordered_map<int, memory>& args,
+             CPUContext* ctx);
+
+// A plain-layout view of `t`: `t` itself when already plain, else reordered into `scratch`.
+const Tensor& PlainView(const Tensor& t, Tensor* scratch, CPUContext* ctx);
+
+}  // namespace crossbow::dnnl_utils
