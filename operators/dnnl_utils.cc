@@ -1,5 +1,7 @@
 #include "operators/dnnl_utils.h"
 
+#include <cstring>
+
 namespace crossbow::dnnl_utils {
 
 memory::dims Dims(const Shape& shape) { return memory::dims(shape.begin(), shape.end()); }
@@ -47,6 +49,10 @@ void ReorderTo(const Tensor& src, const memory::desc& md, Tensor* dst, CPUContex
 }
 
 void CopyToPlain(const Tensor& src, float* out, CPUContext* ctx) {
+  if (src.is_plain()) {
+    std::memcpy(out, src.raw_data(), src.nbytes());
+    return;
+  }
   memory from = Wrap(src, ctx);
   memory to(PlainDesc(src.shape()), ctx->engine(), out);
   dnnl::reorder(from, to).execute(ctx->stream(), from, to);

@@ -28,7 +28,7 @@ inline memory Wrap(const Tensor& t, CPUContext* ctx) { return Wrap(t, DescOf(t),
 
 // Copies `src` into `dst` laid out as `md` (dst is resized to src's shape).
 void ReorderTo(const Tensor& src, const memory::desc& md, Tensor* dst, CPUContext* ctx);
-// Row-major copy of any float tensor, into caller-provided memory of numel() floats.
+// Row-major copy of any tensor (plain bytes are copied as they are), into nbytes() of memory.
 void CopyToPlain(const Tensor& src, float* out, CPUContext* ctx);
 
 // Runs `primitive` with `args` on the context's stream and waits for it.
