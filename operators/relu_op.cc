@@ -11,13 +11,14 @@ void ReluOp::Run() {
   memory::desc md = DescOf(x);
   if (md != md_) {
     md_ = md;
-    auto desc = dnnl::eltwise_forward::desc(prop_kind::forward_training, algorithm::eltwise_relu,
-                                            md, 0.f);
+    auto desc =
+        dnnl::eltwise_forward::desc(prop_kind::forward_training, algorithm::eltwise_relu, md, 0.f);
     primitive_ = dnnl::eltwise_forward({desc, context_->engine()});
   }
   Tensor* y = Output(0);
   y->ResizeLike(x);
-  Execute(primitive_, {{DNNL_ARG_SRC, Wrap(x, md, context_)}, {DNNL_ARG_DST, Wrap(*y, md, context_)}},
+  Execute(primitive_,
+          {{DNNL_ARG_SRC, Wrap(x, md, context_)}, {DNNL_ARG_DST, Wrap(*y, md, context_)}},
           context_);
 }
 
@@ -29,11 +30,11 @@ void ReluGradientOp::Run() {
   if (y_md != y_md_ || dy_md != dy_md_) {
     y_md_ = y_md;
     dy_md_ = dy_md;
-    auto hint_desc = dnnl::eltwise_forward::desc(prop_kind::forward_training,
-                                                 algorithm::eltwise_relu_use_dst_for_bwd, y_md, 0.f);
+    auto hint_desc = dnnl::eltwise_forward::desc(
+        prop_kind::forward_training, algorithm::eltwise_relu_use_dst_for_bwd, y_md, 0.f);
     dnnl::eltwise_forward::primitive_desc hint(hint_desc, context_->engine());
-    auto desc = dnnl::eltwise_backward::desc(algorithm::eltwise_relu_use_dst_for_bwd, dy_md,
-                                             y_md, 0.f);
+    auto desc =
+        dnnl::eltwise_backward::desc(algorithm::eltwise_relu_use_dst_for_bwd, dy_md, y_md, 0.f);
     primitive_ = dnnl::eltwise_backward({desc, context_->engine(), hint});
   }
   Tensor* dx = Output(0);

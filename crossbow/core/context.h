@@ -1,9 +1,8 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
-
 #include <oneapi/dnnl/dnnl.hpp>
+#include <random>
 
 namespace crossbow {
 

@@ -32,13 +32,13 @@ std::string Concat(const Args&... args) {
 
 // CROSSBOW_ENFORCE(cond, "what was expected, what was found, where", ...) throws
 // crossbow::Error with the message pieces concatenated.
-#define CROSSBOW_ENFORCE(cond, ...)                                           \
-  do {                                                                        \
+#define CROSSBOW_ENFORCE(cond, ...)                                                \
+  do {                                                                             \
     if (!(cond)) throw ::crossbow::Error(::crossbow::detail::Concat(__VA_ARGS__)); \
   } while (0)
 
-#define CROSSBOW_ENFORCE_VALUE(cond, ...)                                          \
-  do {                                                                             \
+#define CROSSBOW_ENFORCE_VALUE(cond, ...)                                               \
+  do {                                                                                  \
     if (!(cond)) throw ::crossbow::ValueError(::crossbow::detail::Concat(__VA_ARGS__)); \
   } while (0)
 

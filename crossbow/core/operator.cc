@@ -72,9 +72,7 @@ bool GradientRegistry::Register(const std::string& type, GradientMaker maker) {
   return true;
 }
 
-bool GradientRegistry::RegisterNone(const std::string& type) {
-  return Register(type, nullptr);
-}
+bool GradientRegistry::RegisterNone(const std::string& type) { return Register(type, nullptr); }
 
 const GradientMaker* GradientRegistry::Find(const std::string& type) {
   auto it = Makers().find(type);

@@ -105,23 +105,23 @@ class GradientRegistry {
 }  // namespace crossbow
 
 // Use at namespace crossbow scope. Fails to link unless OPERATOR_SCHEMA(name) exists.
-#define REGISTER_OPERATOR_ENGINE(name, device, engine, ...)                                \
-  extern int crossbow_schema_defined_##name;                                               \
-  static const bool CROSSBOW_CONCAT(registered_##name##_, __LINE__) =                      \
-      (crossbow_schema_defined_##name = 1,                                                 \
-       ::crossbow::OperatorRegistry::Register(                                             \
-           device, #name, engine,                                                          \
-           [](const ::crossbow::OperatorDef& def, ::crossbow::Workspace* ws, void* ctx)    \
-               -> std::unique_ptr<::crossbow::OperatorBase> {                              \
-             return std::make_unique<__VA_ARGS__>(                                         \
-                 def, ws, static_cast<typename __VA_ARGS__::ContextType*>(ctx));           \
+#define REGISTER_OPERATOR_ENGINE(name, device, engine, ...)                      \
+  extern int crossbow_schema_defined_##name;                                     \
+  static const bool CROSSBOW_CONCAT(registered_##name##_, __LINE__) =            \
+      (crossbow_schema_defined_##name = 1,                                       \
+       ::crossbow::OperatorRegistry::Register(                                   \
+           device, #name, engine,                                                \
+           [](const ::crossbow::OperatorDef& def, ::crossbow::Workspace* ws,     \
+              void* ctx) -> std::unique_ptr<::crossbow::OperatorBase> {          \
+             return std::make_unique<__VA_ARGS__>(                               \
+                 def, ws, static_cast<typename __VA_ARGS__::ContextType*>(ctx)); \
            }))
 #define REGISTER_CPU_OPERATOR(name, ...) \
   REGISTER_OPERATOR_ENGINE(name, ::crossbow::DeviceType::kCPU, "", __VA_ARGS__)
 
-#define REGISTER_GRADIENT(name, maker)                                    \
-  static const bool CROSSBOW_CONCAT(gradient_##name##_, __LINE__) =       \
+#define REGISTER_GRADIENT(name, maker)                              \
+  static const bool CROSSBOW_CONCAT(gradient_##name##_, __LINE__) = \
       ::crossbow::GradientRegistry::Register(#name, maker)
-#define NO_GRADIENT(name)                                                 \
-  static const bool CROSSBOW_CONCAT(no_gradient_##name##_, __LINE__) =    \
+#define NO_GRADIENT(name)                                              \
+  static const bool CROSSBOW_CONCAT(no_gradient_##name##_, __LINE__) = \
       ::crossbow::GradientRegistry::RegisterNone(#name)

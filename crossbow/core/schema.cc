@@ -92,7 +92,8 @@ std::string OpSchema::Describe() const {
     return s;
   };
   out << type_ << "(" << names(inputs_) << ") -> " << names(outputs_) << "\n" << doc_ << "\n";
-  for (const auto& n : inputs_) out << "  input " << n.index << " " << n.name << ": " << n.doc << "\n";
+  for (const auto& n : inputs_)
+    out << "  input " << n.index << " " << n.name << ": " << n.doc << "\n";
   for (const auto& n : outputs_)
     out << "  output " << n.index << " " << n.name << ": " << n.doc << "\n";
   for (const auto& n : args_) out << "  arg " << n.name << ": " << n.doc << "\n";
@@ -106,9 +107,8 @@ void OpSchema::Verify(const OperatorDef& def) const {
                          min_inputs_, (min_inputs_ == max_inputs_ ? "" : " to "),
                          (min_inputs_ == max_inputs_ ? "" : std::to_string(max_inputs_)),
                          " inputs but was given ", n_in);
-  CROSSBOW_ENFORCE_VALUE(n_out >= min_outputs_ && n_out <= max_outputs_, def.Label(),
-                         " produces ", min_outputs_,
-                         (min_outputs_ == max_outputs_ ? "" : " to "),
+  CROSSBOW_ENFORCE_VALUE(n_out >= min_outputs_ && n_out <= max_outputs_, def.Label(), " produces ",
+                         min_outputs_, (min_outputs_ == max_outputs_ ? "" : " to "),
                          (min_outputs_ == max_outputs_ ? "" : std::to_string(max_outputs_)),
                          " outputs but was given ", n_out);
   for (int o = 0; o < n_out; ++o) {

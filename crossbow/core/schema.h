@@ -74,7 +74,7 @@ class SchemaRegistry {
 #define CROSSBOW_CONCAT(a, b) CROSSBOW_CONCAT_IMPL(a, b)
 
 // Use at namespace crossbow scope, in the operator's .cc file.
-#define OPERATOR_SCHEMA(name)               \
-  int crossbow_schema_defined_##name = 0;   \
+#define OPERATOR_SCHEMA(name)                                                \
+  int crossbow_schema_defined_##name = 0;                                    \
   static ::crossbow::OpSchema& CROSSBOW_CONCAT(schema_##name##_, __LINE__) = \
       ::crossbow::SchemaRegistry::NewSchema(#name)

@@ -82,7 +82,8 @@ size_t Tensor::nbytes() const {
 }
 
 void Tensor::Resize(const Shape& shape, DataType dtype) {
-  for (int64_t d : shape) CROSSBOW_ENFORCE_VALUE(d >= 0, "negative dimension in ", ShapeString(shape));
+  for (int64_t d : shape)
+    CROSSBOW_ENFORCE_VALUE(d >= 0, "negative dimension in ", ShapeString(shape));
   shape_ = shape;
   dtype_ = dtype;
   blocked_ = false;

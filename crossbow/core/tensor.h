@@ -2,10 +2,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <vector>
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include "crossbow/core/enforce.h"
 

@@ -4,16 +4,31 @@
 
 namespace crossbow {
 
+Tensor* Workspace::Find(const std::string& name) {
+  auto it = tensors_.find(name);
+  if (it != tensors_.end()) return it->second.get();
+  return parent_ ? parent_->Find(name) : nullptr;
+}
+
 Tensor* Workspace::CreateTensor(const std::string& name) {
+  Tensor* existing = Find(name);
+  return existing ? existing : CreateLocalTensor(name);
+}
+
+Tensor* Workspace::CreateLocalTensor(const std::string& name) {
   auto& slot = tensors_[name];
   if (!slot) slot = std::make_unique<Tensor>();
   return slot.get();
 }
 
+bool Workspace::HasTensor(const std::string& name) const {
+  return const_cast<Workspace*>(this)->Find(name) != nullptr;
+}
+
 Tensor* Workspace::GetTensor(const std::string& name) {
-  auto it = tensors_.find(name);
-  CROSSBOW_ENFORCE(it != tensors_.end(), "blob '", name, "' does not exist in the workspace");
-  return it->second.get();
+  Tensor* t = Find(name);
+  CROSSBOW_ENFORCE(t != nullptr, "blob '", name, "' does not exist in the workspace");
+  return t;
 }
 
 const Tensor* Workspace::GetTensor(const std::string& name) const {

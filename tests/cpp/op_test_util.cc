@@ -56,7 +56,8 @@ std::vector<float> OpHarness::Fetch(const std::string& name) {
 float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   EXPECT_EQ(a.size(), b.size());
   float worst = 0.f;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    worst = std::max(worst, std::fabs(a[i] - b[i]));
   return worst;
 }
 
@@ -109,8 +110,9 @@ void CheckGradient(OpHarness& h, const OperatorDef& op, const std::vector<int>& 
       double minus = TestLoss(h, op, weights, options.outputs);
       data[e] = saved;
       const double numeric = (plus - minus) / (2.0 * options.step);
-      const double tol = options.abs_tol + options.rel_tol * std::max(std::fabs(numeric),
-                                                                       std::fabs(double{analytic[e]}));
+      const double tol =
+          options.abs_tol +
+          options.rel_tol * std::max(std::fabs(numeric), std::fabs(double{analytic[e]}));
       EXPECT_NEAR(analytic[e], numeric, tol)
           << op.type << ": d loss / d " << op.inputs[i] << "[" << e << "]";
     }

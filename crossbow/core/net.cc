@@ -1,0 +1,50 @@
+#include "crossbow/core/net.h"
+
+#include <algorithm>
+
+#include "crossbow/core/memory_planner.h"
+
+namespace crossbow {
+
+Net::Net(const NetDef& def, Workspace* parent, CPUContext* context,
+         const std::set<std::string>& keep, bool plan_memory)
+    : def_(def), ws_(parent), context_(context), keep_(keep), plan_memory_(plan_memory) {
+  std::map<std::string, TensorShape> fed;
+  shapes_ = InferShapes(def_, [&](const std::string& name) -> const TensorShape* {
+    if (!parent->HasTensor(name)) return nullptr;
+    const Tensor* t = parent->GetTensor(name);
+    if (!t->defined()) return nullptr;
+    return &(fed[name] = TensorShape{t->shape(), t->dtype()});
+  });
+  for (const auto& op : def_.ops) {
+    for (const auto& out : op.outputs) {
+      if (!out.empty() && !parent->HasTensor(out)) ws_.CreateLocalTensor(out);
+    }
+  }
+  for (const auto& op : def_.ops) {
+    ops_.push_back(OperatorRegistry::Create(op, &ws_, DeviceType::kCPU, context_));
+  }
+}
+
+void Net::Run(size_t begin, size_t end) {
+  end = std::min(end, ops_.size());
+  context_->BindThread();
+  for (size_t i = begin; i < end; ++i) ops_[i]->Run();
+  if (plan_memory_ && !planned_ && end == ops_.size()) PlanAndBind();
+}
+
+void Net::PlanAndBind() {
+  std::map<std::string, size_t> bytes;
+  for (const auto& name : ws_.TensorNames()) {
+    if (!keep_.count(name)) bytes[name] = ws_.GetTensor(name)->capacity();
+  }
+  MemoryPlan plan = PlanMemory(def_.ops, bytes);
+  for (size_t size : plan.buffer_bytes) buffers_.push_back(AllocateAligned(size));
+  for (const auto& [blob, buffer] : plan.buffer_of) {
+    ws_.GetTensor(blob)->BindStorage(buffers_[buffer], plan.buffer_bytes[buffer]);
+  }
+  stats_ = {plan.planned_bytes, plan.unplanned_bytes};
+  planned_ = true;
+}
+
+}  // namespace crossbow

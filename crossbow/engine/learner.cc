@@ -1,0 +1,200 @@
+#include "crossbow/engine/learner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "crossbow/core/autodiff.h"
+#include "crossbow/core/serialize.h"
+
+namespace crossbow {
+namespace {
+
+constexpr const char* kLearningRate = "lr";
+
+std::string MomentumOf(const std::string& param) { return param + "_momentum"; }
+
+// The ops of `net` needed to produce `targets`, in order.
+NetDef Prune(const NetDef& net, std::set<std::string> targets) {
+  NetDef out = net;
+  out.ops.clear();
+  for (auto it = net.ops.rbegin(); it != net.ops.rend(); ++it) {
+    bool needed = false;
+    for (const auto& o : it->outputs) needed = needed || targets.count(o);
+    if (!needed) continue;
+    targets.insert(it->inputs.begin(), it->inputs.end());
+    out.ops.insert(out.ops.begin(), *it);
+  }
+  return out;
+}
+
+// Inference mode: batch norm uses running statistics, dropout passes through and, without
+// labels, the loss layer becomes a plain softmax.
+NetDef InferenceNet(const NetDef& net, bool with_loss) {
+  NetDef out = net;
+  for (auto& op : out.ops) {
+    op.args["is_test"] = int64_t{1};
+    if (!with_loss && op.type == "SoftmaxWithLoss") {
+      op = MakeOperator("Softmax", {op.inputs[0]}, {op.outputs[0]});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Learner::Learner(LearnerSpec spec) : spec_(std::move(spec)), context_(spec_.seed, spec_.threads) {
+  CROSSBOW_ENFORCE_VALUE(spec_.input_shape.size() == 3, "learner '", spec_.name,
+                         "': input_shape must be [C, H, W], got ", ShapeString(spec_.input_shape));
+  for (const auto& op : spec_.init_net.ops) {
+    for (const auto& out : op.outputs) root_.CreateTensor(out);
+  }
+  Net(spec_.init_net, &root_, &context_, {}, /*plan_memory=*/false).Run();
+  for (const auto& param : spec_.params) {
+    const Tensor* p = root_.GetTensor(param);
+    CROSSBOW_ENFORCE_VALUE(p->defined(), "parameter '", param, "' is not created by the init net");
+    Tensor* v = root_.CreateTensor(MomentumOf(param));
+    v->Resize(p->shape());
+    std::fill_n(v->mutable_data<float>(), v->numel(), 0.f);
+  }
+  root_.CreateTensor(kLearningRate)->Resize({1});
+  SetLearningRate(static_cast<float>(spec_.solver.lr));
+  root_.CreateTensor(spec_.input);
+  root_.CreateTensor(spec_.label);
+
+  GradientNet backward = AddGradientOps(spec_.net, spec_.loss, spec_.params);
+  train_def_ = spec_.net;
+  train_def_.name = spec_.name + "_train";
+  train_def_.ops.insert(train_def_.ops.end(), backward.ops.begin(), backward.ops.end());
+  update_begin_ = train_def_.ops.size();
+  for (const auto& param : spec_.params) {
+    train_def_.ops.push_back(MakeOperator(
+        "MomentumSGD", {param, backward.gradients.at(param), MomentumOf(param), kLearningRate},
+        {param, MomentumOf(param)},
+        {{"momentum", spec_.solver.momentum},
+         {"weight_decay", spec_.solver.weight_decay},
+         {"nesterov", int64_t{spec_.solver.nesterov}}}));
+  }
+}
+
+void Learner::Feed(const float* images, const Shape& shape, const int32_t* labels) {
+  Shape expected = spec_.input_shape;
+  expected.insert(expected.begin(), shape.empty() ? 0 : shape[0]);
+  CROSSBOW_ENFORCE_VALUE(shape.size() == 4 && shape == expected && shape[0] > 0, "learner '",
+                         spec_.name, "': input '", spec_.input, "' must have shape [N, ",
+                         spec_.input_shape[0], ", ", spec_.input_shape[1], ", ",
+                         spec_.input_shape[2], "] with N > 0, got ", ShapeString(shape));
+  Tensor* data = root_.GetTensor(spec_.input);
+  data->Resize(shape);
+  std::memcpy(data->mutable_data<float>(), images, data->nbytes());
+  if (labels != nullptr) {
+    Tensor* label = root_.GetTensor(spec_.label);
+    label->Resize({shape[0]}, DataType::kInt32);
+    std::memcpy(label->mutable_data<int32_t>(), labels, label->nbytes());
+  }
+}
+
+Learner::TrainPlan& Learner::TrainPlanFor(int64_t batch) {
+  TrainPlan& plan = train_plans_[batch];
+  if (!plan.net) {
+    std::set<std::string> keep(spec_.accuracy.begin(), spec_.accuracy.end());
+    keep.insert({spec_.loss, spec_.output});
+    plan.net = std::make_unique<Net>(train_def_, &root_, &context_, keep);
+    plan.update_begin = update_begin_;
+  }
+  last_batch_ = batch;
+  return plan;
+}
+
+Net& Learner::InferencePlanFor(int64_t batch, bool with_loss) {
+  auto& net = inference_plans_[{batch, with_loss}];
+  if (!net) {
+    std::set<std::string> keep = {spec_.output};
+    if (with_loss) keep.insert(spec_.loss);
+    NetDef def = Prune(InferenceNet(spec_.net, with_loss), keep);
+    def.name = spec_.name + "_inference";
+    net = std::make_unique<Net>(def, &root_, &context_, keep);
+  }
+  return *net;
+}
+
+float Learner::Step(const float* images, const Shape& shape, const int32_t* labels) {
+  Feed(images, shape, labels);
+  TrainPlan& plan = TrainPlanFor(shape[0]);
+  plan.net->Run(0, plan.update_begin);
+  const float loss = *plan.net->Blob(spec_.loss)->data<float>();
+  CROSSBOW_ENFORCE(std::isfinite(loss), "learner '", spec_.name, "': loss is ", loss,
+                   " at iteration ", iteration_, "; the update was skipped");
+  plan.net->Run(plan.update_begin);
+  ++iteration_;
+  return loss;
+}
+
+const Tensor& Learner::Predict(const float* images, const Shape& shape) {
+  Feed(images, shape, nullptr);
+  Net& net = InferencePlanFor(shape[0], false);
+  net.Run();
+  return *net.Blob(spec_.output);
+}
+
+EvalResult Learner::Evaluate(const float* images, const Shape& shape, const int32_t* labels) {
+  Feed(images, shape, labels);
+  Net& net = InferencePlanFor(shape[0], true);
+  net.Run();
+  const Tensor& prob = *net.Blob(spec_.output);
+  CROSSBOW_ENFORCE(prob.is_plain() && prob.ndim() == 2, "output '", spec_.output,
+                   "' must be a plain [N, classes] tensor, got ", prob.DebugString());
+  const int64_t n = prob.dim(0), classes = prob.dim(1);
+  EvalResult result;
+  result.loss = *net.Blob(spec_.loss)->data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = prob.data<float>() + i * classes;
+    const float truth = row[labels[i]];
+    const int64_t higher = std::count_if(row, row + classes, [&](float p) { return p > truth; });
+    result.top1 += higher < 1;
+    result.top5 += higher < 5;
+  }
+  result.top1 /= n;
+  result.top5 /= n;
+  return result;
+}
+
+void Learner::SetLearningRate(float lr) {
+  *root_.GetTensor(kLearningRate)->mutable_data<float>() = lr;
+}
+
+void Learner::Save(const std::string& path) {
+  std::vector<std::pair<std::string, const Tensor*>> tensors;
+  for (const auto& names : {spec_.params, spec_.state}) {
+    for (const auto& name : names) tensors.emplace_back(name, root_.GetTensor(name));
+  }
+  SaveTensors(path, tensors);
+}
+
+void Learner::Load(const std::string& path) {
+  std::map<std::string, Tensor> loaded = LoadTensors(path);
+  for (const auto& names : {spec_.params, spec_.state}) {
+    for (const auto& name : names) {
+      auto it = loaded.find(name);
+      CROSSBOW_ENFORCE(it != loaded.end(), "'", path, "' has no blob '", name, "' of model '",
+                       spec_.name, "'");
+      Tensor* mine = root_.GetTensor(name);
+      CROSSBOW_ENFORCE_VALUE(it->second.shape() == mine->shape(), "blob '", name, "' in '", path,
+                             "' has shape ", ShapeString(it->second.shape()), ", model '",
+                             spec_.name, "' expects ", ShapeString(mine->shape()));
+    }
+  }
+  for (const auto& names : {spec_.params, spec_.state}) {
+    for (const auto& name : names) {
+      std::memcpy(root_.GetTensor(name)->raw_data(), loaded[name].raw_data(),
+                  loaded[name].nbytes());
+    }
+  }
+}
+
+MemoryStats Learner::memory_stats() const {
+  auto it = train_plans_.find(last_batch_);
+  return it == train_plans_.end() ? MemoryStats{} : it->second.net->memory_stats();
+}
+
+}  // namespace crossbow

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "crossbow/core/net.h"
+#include "crossbow/engine/learner_spec.h"
+
+namespace crossbow {
+
+struct EvalResult {
+  double loss = 0, top1 = 0, top5 = 0;
+};
+
+// One model replica on one context: its own parameters, momentum and workspace, a training
+// plan (forward, autodiff backward, momentum-SGD update) and an inference plan, each
+// compiled once per batch size. Everything runs on the calling thread.
+class Learner {
+ public:
+  explicit Learner(LearnerSpec spec);
+
+  // Forward, backward and update on one batch; returns the loss. A non-finite loss throws
+  // before the update, leaving the parameters as they were.
+  float Step(const float* images, const Shape& shape, const int32_t* labels);
+  // The spec's output blob (class probabilities), in inference mode.
+  const Tensor& Predict(const float* images, const Shape& shape);
+  EvalResult Evaluate(const float* images, const Shape& shape, const int32_t* labels);
+
+  Tensor* Blob(const std::string& name) { return root_.GetTensor(name); }
+  const LearnerSpec& spec() const { return spec_; }
+  CPUContext* context() { return &context_; }
+  void SetLearningRate(float lr);
+  int64_t iteration() const { return iteration_; }
+  void Save(const std::string& path);
+  void Load(const std::string& path);
+  // Of the training plan compiled for the latest batch size (zero before the first step).
+  MemoryStats memory_stats() const;
+
+ private:
+  struct TrainPlan {
+    std::unique_ptr<Net> net;
+    size_t update_begin = 0;  // ops from here on update the parameters
+  };
+  void Feed(const float* images, const Shape& shape, const int32_t* labels);
+  TrainPlan& TrainPlanFor(int64_t batch);
+  Net& InferencePlanFor(int64_t batch, bool with_loss);
+
+  LearnerSpec spec_;
+  CPUContext context_;
+  Workspace root_;
+  NetDef train_def_;
+  size_t update_begin_ = 0;
+  std::map<int64_t, TrainPlan> train_plans_;
+  std::map<std::pair<int64_t, bool>, std::unique_ptr<Net>> inference_plans_;
+  int64_t last_batch_ = 0;
+  int64_t iteration_ = 0;
+};
+
+}  // namespace crossbow

@@ -1,0 +1,38 @@
+#include "crossbow/engine/learner_spec.h"
+
+#include <nlohmann/json.hpp>
+
+namespace crossbow {
+
+LearnerSpec LearnerSpec::FromJson(const std::string& text) {
+  using nlohmann::json;
+  try {
+    json j = json::parse(text);
+    LearnerSpec spec;
+    spec.name = j.value("name", std::string("model"));
+    spec.init_net = ParseNet(j.at("init_net").dump());
+    spec.net = ParseNet(j.at("net").dump());
+    spec.input = j.value("input", spec.input);
+    spec.label = j.value("label", spec.label);
+    spec.loss = j.value("loss", spec.loss);
+    spec.output = j.value("output", spec.output);
+    spec.input_shape = j.at("input_shape").get<Shape>();
+    spec.accuracy = j.value("accuracy", std::vector<std::string>{});
+    spec.params = j.at("params").get<std::vector<std::string>>();
+    spec.state = j.value("state", std::vector<std::string>{});
+    if (j.contains("solver")) {
+      const json& s = j["solver"];
+      spec.solver.lr = s.value("lr", spec.solver.lr);
+      spec.solver.momentum = s.value("momentum", spec.solver.momentum);
+      spec.solver.weight_decay = s.value("weight_decay", spec.solver.weight_decay);
+      spec.solver.nesterov = s.value("nesterov", spec.solver.nesterov);
+    }
+    spec.seed = j.value("seed", uint64_t{0});
+    spec.threads = j.value("threads", 1);
+    return spec;
+  } catch (const json::exception& e) {
+    throw ValueError(detail::Concat("malformed learner spec: ", e.what()));
+  }
+}
+
+}  // namespace crossbow

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "crossbow/core/net_def.h"
+#include "crossbow/core/tensor.h"
+
+namespace crossbow {
+
+struct SolverConfig {
+  double lr = 0.1;
+  double momentum = 0.9;
+  double weight_decay = 0.0;
+  bool nesterov = false;
+};
+
+// What the Python builder sends to make a learner (python/crossbow/builder.py writes it).
+struct LearnerSpec {
+  std::string name;
+  NetDef init_net;  // fillers for every parameter and state blob
+  NetDef net;       // forward: input -> loss and output
+  std::string input = "data", label = "label", loss = "loss", output = "prob";
+  Shape input_shape;  // one example: C, H, W
+  std::vector<std::string> accuracy, params, state;
+  SolverConfig solver;
+  uint64_t seed = 0;
+  int threads = 1;
+
+  static LearnerSpec FromJson(const std::string& json);
+};
+
+}  // namespace crossbow

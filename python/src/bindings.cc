@@ -1,0 +1,149 @@
+// The thin binding: nets and specs arrive as JSON, arrays as numpy, and the GIL is released
+// while C++ runs. No logic of its own beyond checking what numpy hands over.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include "crossbow/core/shape_inference.h"
+#include "crossbow/engine/learner.h"
+#include "operators/dnnl_utils.h"
+
+namespace py = pybind11;
+using namespace crossbow;
+
+namespace {
+
+Shape ShapeOf(const py::array& a) { return Shape(a.shape(), a.shape() + a.ndim()); }
+
+template <typename T>
+const T* Checked(const py::array& a, const char* what, const char* dtype) {
+  CROSSBOW_ENFORCE_VALUE(py::isinstance<py::array_t<T>>(a), what, " must be a ", dtype,
+                         " numpy array, got dtype ", std::string(py::str(a.dtype())));
+  CROSSBOW_ENFORCE_VALUE(a.flags() & py::array::c_style, what,
+                         " must be C-contiguous (use numpy.ascontiguousarray)");
+  return static_cast<const T*>(a.data());
+}
+
+py::array ToNumpy(const Tensor& t, CPUContext* ctx) {
+  const bool is_int = t.dtype() == DataType::kInt32;
+  py::array out =
+      is_int ? py::array(py::array_t<int32_t>(t.shape())) : py::array_t<float>(t.shape());
+  if (is_int) {
+    std::memcpy(out.mutable_data(), t.raw_data(), t.nbytes());
+  } else {
+    dnnl_utils::CopyToPlain(t, static_cast<float*>(out.mutable_data()), ctx);
+  }
+  return out;
+}
+
+void CheckLabels(const py::array& data, const py::array& labels) {
+  CROSSBOW_ENFORCE_VALUE(labels.ndim() == 1 && data.ndim() >= 1 && labels.shape(0) == data.shape(0),
+                         "labels must have shape [N] with N = ", data.ndim() ? data.shape(0) : 0,
+                         " images, got ", ShapeString(ShapeOf(labels)));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "Crossbow's C++ runtime";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const crossbow::ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const crossbow::Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+
+  m.def("operators", [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& type : SchemaRegistry::Types()) {
+      out.emplace_back(type, SchemaRegistry::Find(type)->Describe());
+    }
+    return out;
+  });
+  m.def("operator_doc", [](const std::string& type) {
+    const OpSchema* schema = SchemaRegistry::Find(type);
+    if (schema == nullptr) SchemaRegistry::FailUnknown(type);
+    return schema->Describe();
+  });
+  m.def(
+      "infer_shapes",
+      [](const std::string& net_json, const std::map<std::string, Shape>& shapes,
+         const std::vector<std::string>& int_inputs) {
+        std::map<std::string, TensorShape> fed;
+        for (const auto& [name, dims] : shapes) fed[name].dims = dims;
+        for (const auto& name : int_inputs) fed[name].dtype = DataType::kInt32;
+        std::map<std::string, Shape> out;
+        auto inferred = InferShapes(ParseNet(net_json), [&](const std::string& name) {
+          auto it = fed.find(name);
+          return it == fed.end() ? nullptr : &it->second;
+        });
+        for (const auto& [name, shape] : inferred) out[name] = shape.dims;
+        return out;
+      },
+      py::arg("net_json"), py::arg("shapes"), py::arg("int_inputs") = std::vector<std::string>{});
+
+  py::class_<Learner>(m, "Learner")
+      .def(py::init([](const std::string& spec_json) {
+             LearnerSpec spec = LearnerSpec::FromJson(spec_json);
+             py::gil_scoped_release release;
+             return std::make_unique<Learner>(std::move(spec));
+           }),
+           py::arg("spec_json"))
+      .def("step",
+           [](Learner& self, const py::array& data, const py::array& labels) {
+             const float* images = Checked<float>(data, "images", "float32");
+             const int32_t* targets = Checked<int32_t>(labels, "labels", "int32");
+             CheckLabels(data, labels);
+             Shape shape = ShapeOf(data);
+             py::gil_scoped_release release;
+             return self.Step(images, shape, targets);
+           })
+      .def("predict",
+           [](Learner& self, const py::array& data) {
+             const float* images = Checked<float>(data, "images", "float32");
+             Shape shape = ShapeOf(data);
+             const Tensor* out;
+             {
+               py::gil_scoped_release release;
+               out = &self.Predict(images, shape);
+             }
+             return ToNumpy(*out, self.context());
+           })
+      .def("evaluate",
+           [](Learner& self, const py::array& data, const py::array& labels) {
+             const float* images = Checked<float>(data, "images", "float32");
+             const int32_t* targets = Checked<int32_t>(labels, "labels", "int32");
+             CheckLabels(data, labels);
+             Shape shape = ShapeOf(data);
+             py::gil_scoped_release release;
+             EvalResult r = self.Evaluate(images, shape, targets);
+             return py::make_tuple(r.loss, r.top1, r.top5);
+           })
+      .def("get", [](Learner& self,
+                     const std::string& name) { return ToNumpy(*self.Blob(name), self.context()); })
+      .def("set",
+           [](Learner& self, const std::string& name, const py::array& value) {
+             const float* src = Checked<float>(value, name.c_str(), "float32");
+             Tensor* t = self.Blob(name);
+             CROSSBOW_ENFORCE_VALUE(t->is_plain() && t->shape() == ShapeOf(value), "blob '", name,
+                                    "' has shape ", ShapeString(t->shape()), ", the array has ",
+                                    ShapeString(ShapeOf(value)));
+             std::memcpy(t->mutable_data<float>(), src, t->nbytes());
+           })
+      .def("param_names", [](Learner& self) { return self.spec().params; })
+      .def("state_names", [](Learner& self) { return self.spec().state; })
+      .def("save", &Learner::Save, py::call_guard<py::gil_scoped_release>())
+      .def("load", &Learner::Load, py::call_guard<py::gil_scoped_release>())
+      .def("set_learning_rate", &Learner::SetLearningRate)
+      .def_property_readonly("iteration", &Learner::iteration)
+      .def("memory_stats", [](Learner& self) {
+        MemoryStats s = self.memory_stats();
+        return std::map<std::string, size_t>{{"planned_bytes", s.planned_bytes},
+                                             {"unplanned_bytes", s.unplanned_bytes}};
+      });
+}
