@@ -1,0 +1,55 @@
+"""Readers for datasets kept as plain files: MNIST's IDX format (gzipped or not)."""
+
+import gzip
+import os
+import struct
+
+import numpy as np
+
+_IDX_TYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+
+MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
+
+
+def read_idx(path):
+    """Returns the array stored in an IDX file, checking its header against its size."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        raw = f.read()
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_TYPES:
+        raise ValueError(f"{path}: not an IDX file (bad magic number)")
+    ndim = raw[3]
+    dims = struct.unpack(">" + "I" * ndim, raw[4 : 4 + 4 * ndim])
+    dtype = np.dtype(_IDX_TYPES[raw[2]])
+    body = raw[4 + 4 * ndim :]
+    expected = int(np.prod(dims)) * dtype.itemsize
+    if len(body) != expected:
+        raise ValueError(f"{path}: header promises {expected} bytes of data, file has {len(body)}")
+    return np.frombuffer(body, dtype=dtype).reshape(dims)
+
+
+def load_mnist(folder, normalize=True):
+    """(train_images, train_labels, test_images, test_labels) from the four IDX files in
+    `folder`, images as float32 [N, 1, 28, 28] (normalised with MNIST's mean and std),
+    labels as int32."""
+
+    def find(stem):
+        for name in (stem + ".gz", stem):
+            path = os.path.join(folder, name)
+            if os.path.exists(path):
+                return path
+        raise FileNotFoundError(f"{folder}: no {stem}[.gz]")
+
+    def images(stem):
+        x = read_idx(find(stem)).astype(np.float32)[:, None, :, :] / 255.0
+        return (x - MNIST_MEAN) / MNIST_STD if normalize else x
+
+    def labels(stem):
+        return read_idx(find(stem)).astype(np.int32)
+
+    return (
+        images("train-images-idx3-ubyte"),
+        labels("train-labels-idx1-ubyte"),
+        images("t10k-images-idx3-ubyte"),
+        labels("t10k-labels-idx1-ubyte"),
+    )

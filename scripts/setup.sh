@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs what Crossbow needs (Debian and Python packages) where missing, builds everything
+# into build/, and installs the Python package in development mode, so that `import crossbow`,
+# `python3 -m crossbow` and `crossbow` work from anywhere. Idempotent, and quiet when there is
+# nothing to do. PYTHON picks the interpreter (default: python3 on PATH).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+py=$(command -v "${PYTHON:-python3}")
+log="$root/build/setup.log"
+mkdir -p "$root/build"
+: >"$log"
+
+say() { echo "[setup] $*" >&2; }
+run_logged() { "$@" >>"$log" 2>&1 || { tail -n 40 "$log" >&2; say "failed: $*"; exit 1; }; }
+sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+debian_packages=(cmake make g++ pkg-config libdnnl-dev libgoogle-glog-dev libgflags-dev
+  nlohmann-json3-dev pybind11-dev libgtest-dev zlib1g-dev)
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing Debian packages: ${missing[*]}"
+  run_logged sudo_if_needed apt-get update -qq
+  run_logged sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+
+if ! "$py" -c "import numpy, pytest" 2>/dev/null; then
+  say "installing Python packages: numpy pytest"
+  run_logged "$py" -m pip install -q numpy pytest
+fi
+
+if [ ! -f "$root/build/CMakeCache.txt" ]; then
+  say "configuring build/"
+  run_logged cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$py"
+fi
+run_logged cmake --build "$root/build" -j "$(nproc)"
+
+if ! (cd / && "$py" -c "import crossbow, os, sys; sys.exit(os.path.dirname(crossbow.__file__) != '$root/python/crossbow')") 2>/dev/null \
+   || ! command -v crossbow >/dev/null; then
+  say "installing the crossbow Python package (editable)"
+  run_logged "$py" -m pip install -q -e "$root"
+  command -v pyenv >/dev/null && pyenv rehash 2>/dev/null || true
+fi

@@ -1,0 +1,82 @@
+#include "crossbow/core/serialize.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace crossbow {
+namespace {
+
+std::string TempPath(const std::string& stem) {
+  return ::testing::TempDir() + "/" + stem + "_" + std::to_string(::getpid());
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteAll(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+class SerializeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    w_.Resize({2, 3});
+    for (int i = 0; i < 6; ++i) w_.mutable_data<float>()[i] = 0.5f * i;
+    n_.Resize({4}, DataType::kInt32);
+    for (int i = 0; i < 4; ++i) n_.mutable_data<int32_t>()[i] = -i;
+    path_ = TempPath("tensors");
+    SaveTensors(path_, {{"w", &w_}, {"n", &n_}});
+  }
+  Tensor w_, n_;
+  std::string path_;
+};
+
+TEST_F(SerializeTest, RoundTrip) {
+  auto loaded = LoadTensors(path_);
+  ASSERT_EQ(loaded.size(), 2u);
+  EXPECT_EQ(loaded["w"].shape(), (Shape{2, 3}));
+  EXPECT_EQ(loaded["w"].data<float>()[5], 2.5f);
+  EXPECT_EQ(loaded["n"].dtype(), DataType::kInt32);
+  EXPECT_EQ(loaded["n"].data<int32_t>()[3], -3);
+}
+
+TEST_F(SerializeTest, TruncatedFileIsACleanError) {
+  std::string bytes = ReadAll(path_);
+  for (size_t keep : {bytes.size() - 1, bytes.size() / 2, size_t{12}, size_t{3}}) {
+    WriteAll(path_, bytes.substr(0, keep));
+    EXPECT_THROW(LoadTensors(path_), Error) << "kept " << keep << " bytes";
+  }
+}
+
+TEST_F(SerializeTest, FlippedByteIsDetected) {
+  std::string bytes = ReadAll(path_);
+  bytes[bytes.size() / 2] ^= 0x40;
+  WriteAll(path_, bytes);
+  try {
+    LoadTensors(path_);
+    FAIL() << "corruption went unnoticed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("corrupt"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SerializeTest, ForeignAndMissingFiles) {
+  WriteAll(path_, "this is not a checkpoint at all, just some text");
+  EXPECT_THROW(LoadTensors(path_), Error);
+  EXPECT_THROW(LoadTensors(path_ + ".does-not-exist"), Error);
+}
+
+TEST_F(SerializeTest, FailedWriteKeepsThePreviousFile) {
+  Tensor blocked;
+  blocked.ResizeBlocked({1, 16, 2, 2}, dnnl::memory::desc({1, 16, 2, 2}, dnnl::memory::data_type::f32,
+                                                          dnnl::memory::format_tag::nChw16c));
+  EXPECT_THROW(SaveTensors(path_, {{"w", &w_}, {"b", &blocked}}), Error);
+  EXPECT_EQ(LoadTensors(path_).size(), 2u);
+}
+
+}  // namespace
+}  // namespace crossbow
