@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Trains LeNet on MNIST IDX files with one Crossbow learner; prints accuracy and images/s."""
+
+import argparse
+import time
+
+import numpy as np
+
+import crossbow.nets
+from crossbow.datasets import load_mnist
+from crossbow.progress import ProgressBar
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--data", required=True, help="folder with the four MNIST IDX files")
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    xtr, ytr, xte, yte = load_mnist(args.data)
+    print(f"MNIST from {args.data}: {len(xtr)} training and {len(xte)} test images")
+    model = crossbow.nets.build("lenet", 10, lr=args.lr, momentum=0.9, weight_decay=5e-4,
+                                seed=args.seed, threads=args.threads)
+    print(f"LeNet, {model.num_params():,} parameters, batch {args.batch_size}, "
+          f"{args.threads} thread(s)")
+    rng = np.random.default_rng(args.seed)
+    b = args.batch_size
+    train_time = 0.0
+    for epoch in range(1, args.epochs + 1):
+        order = rng.permutation(len(xtr))
+        steps = len(xtr) // b
+        bar = ProgressBar(steps * b, label=f"epoch {epoch}/{args.epochs}")
+        start = time.perf_counter()
+        for s in range(steps):
+            idx = order[s * b:(s + 1) * b]
+            loss = model.step(np.ascontiguousarray(xtr[idx]), np.ascontiguousarray(ytr[idx]))
+            bar.update(b, loss=loss)
+        bar.close()
+        train_time += time.perf_counter() - start
+        result = model.evaluate(xte, yte, batch_size=500)
+        print(f"epoch {epoch}: test top-1 {result['top1'] * 100:.2f}%, loss {result['loss']:.4f}")
+    images = args.epochs * (len(xtr) // b) * b
+    print(f"result: test accuracy {result['top1'] * 100:.2f}% after {args.epochs} epochs, "
+          f"training {images / train_time:.0f} images/s")
+
+
+if __name__ == "__main__":
+    main()
