@@ -1,0 +1,253 @@
+#include "operators/conv_op.h"
+
+namespace crossbow {
+
+using namespace dnnl_utils;
+using dnnl::algorithm;
+using dnnl::prop_kind;
+
+ConvParams::ConvParams(const OperatorDef& def)
+    : kernel(def.RequiredArg<int64_t>("kernel")),
+      stride(def.Arg<int64_t>("stride", 1)),
+      pad(def.Arg<int64_t>("pad", 0)),
+      dilation(def.Arg<int64_t>("dilation", 1)),
+      group(def.Arg<int64_t>("group", 1)) {
+  CROSSBOW_ENFORCE_VALUE(kernel >= 1 && stride >= 1 && pad >= 0 && dilation >= 1 && group >= 1,
+                         def.Label(), ": needs kernel, stride, dilation, group >= 1 and pad >= 0; ",
+                         "got kernel=", kernel, " stride=", stride, " pad=", pad,
+                         " dilation=", dilation, " group=", group);
+}
+
+Shape ConvOutputShape(const OperatorDef& def, const ConvParams& p, const Shape& x, const Shape& w,
+                      const Shape* b) {
+  CROSSBOW_ENFORCE_VALUE(x.size() == 4, def.Label(), ": input 0 '", def.inputs[0],
+                         "' must be 4-D [N, C, H, W], got ", ShapeString(x));
+  const int64_t c = x[1], m = w.empty() ? 0 : w[0];
+  const bool w_fits = w.size() == 4 && c % p.group == 0 && m % p.group == 0 && m > 0 &&
+                      w[1] * p.group == c && w[2] == p.kernel && w[3] == p.kernel;
+  CROSSBOW_ENFORCE_VALUE(
+      w_fits, def.Label(), ": input 1 '", def.inputs[1], "' has shape ", ShapeString(w),
+      ", expected [M, C/group, kernel, kernel] with M a multiple of group, for input 0 '",
+      def.inputs[0], "' of shape ", ShapeString(x), ", group=", p.group, ", kernel=", p.kernel);
+  if (b != nullptr) {
+    CROSSBOW_ENFORCE_VALUE(*b == Shape{m}, def.Label(), ": input 2 '", def.inputs[2],
+                           "' has shape ", ShapeString(*b), ", expected [", m, "] for input 1 '",
+                           def.inputs[1], "' of shape ", ShapeString(w));
+  }
+  const int64_t span = p.dilation * (p.kernel - 1) + 1;
+  auto out = [&](int64_t in) { return (in + 2 * p.pad - span) / p.stride + 1; };
+  CROSSBOW_ENFORCE_VALUE(x[2] + 2 * p.pad >= span && x[3] + 2 * p.pad >= span, def.Label(),
+                         ": input 0 '", def.inputs[0], "' of shape ", ShapeString(x),
+                         " is smaller than the dilated kernel (", span, ") plus padding");
+  return {x[0], m, out(x[2]), out(x[3])};
+}
+
+namespace {
+
+// The descriptors and geometry that forward and backward primitives of one convolution share.
+struct ConvDescs {
+  ConvDescs(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y, bool bias)
+      : x_any(AnyDesc(x)), y_any(AnyDesc(y)), bias(bias ? PlainDesc({w[0]}) : memory::desc()) {
+    memory::dims w_dims = Dims(w);
+    if (p.group > 1) w_dims = {p.group, w[0] / p.group, w[1], w[2], w[3]};
+    w_any = memory::desc(w_dims, memory::data_type::f32, memory::format_tag::any);
+    w_plain = PlainDesc(Shape(w_dims.begin(), w_dims.end()));
+    strides = {p.stride, p.stride};
+    dilates = {p.dilation - 1, p.dilation - 1};
+    pads = {p.pad, p.pad};
+  }
+
+  dnnl::convolution_forward::primitive_desc Forward(const dnnl::engine& engine) const {
+    auto desc =
+        dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
+                                        x_any, w_any, bias, y_any, strides, dilates, pads, pads);
+    return {desc, engine};
+  }
+
+  memory::desc x_any, y_any, bias, w_any, w_plain;  // w in oihw, or goihw with groups
+  memory::dims strides, dilates, pads;
+};
+
+}  // namespace
+
+ConvOp::ConvOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
+    : Operator(def, ws, context), params_(def) {}
+
+void ConvOp::Build(const memory::desc& x_md) {
+  const Tensor& x = Input(0);
+  const Tensor& w = Input(1);
+  const bool bias = InputSize() == 3;
+  y_shape_ =
+      ConvOutputShape(def(), params_, x.shape(), w.shape(), bias ? &Input(2).shape() : nullptr);
+  ConvDescs descs(params_, x.shape(), w.shape(), y_shape_, bias);
+  auto pd = descs.Forward(context_->engine());
+  primitive_ = dnnl::convolution_forward(pd);
+  x_reorder_ = CachedReorder(x_md, pd.src_desc(), context_);
+  w_reorder_ = CachedReorder(descs.w_plain, pd.weights_desc(), context_);
+  y_md_ = pd.dst_desc();
+  x_md_ = x_md;
+  w_shape_ = w.shape();
+  if (bias) b_shape_ = Input(2).shape();
+}
+
+void ConvOp::Run() {
+  const Tensor& x = Input(0);
+  const Tensor& w = Input(1);
+  const bool bias = InputSize() == 3;
+  memory::desc x_md = DescOf(x);
+  if (x_md != x_md_ || w.shape() != w_shape_ || (bias && Input(2).shape() != b_shape_)) {
+    Build(x_md);
+  }
+  Tensor* y = Output(0);
+  ResizeTo(y, y_shape_, y_md_);
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, x_reorder_.Convert(x, context_)},
+                                          {DNNL_ARG_WEIGHTS, w_reorder_.Convert(w, context_)},
+                                          {DNNL_ARG_DST, Wrap(*y, y_md_, context_)}};
+  if (bias) args[DNNL_ARG_BIAS] = Wrap(Input(2), context_);
+  Execute(primitive_, args, context_);
+}
+
+ConvGradientOp::ConvGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
+    : Operator(def, ws, context),
+      params_(def),
+      want_weights_(HasOutput(0) || HasOutput(1)),
+      want_bias_(HasOutput(1)),
+      want_data_(HasOutput(2)) {}
+
+void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) {
+  const Tensor& x = Input(0);
+  const Tensor& w = Input(1);
+  const Shape y_shape = ConvOutputShape(def(), params_, x.shape(), w.shape(), nullptr);
+  EnforceInputShape(2, y_shape);
+  ConvDescs descs(params_, x.shape(), w.shape(), y_shape, want_bias_);
+  auto hint = descs.Forward(context_->engine());
+  if (want_weights_) {
+    auto desc = dnnl::convolution_backward_weights::desc(
+        algorithm::convolution_direct, descs.x_any, descs.w_any, descs.bias, descs.y_any,
+        descs.strides, descs.dilates, descs.pads, descs.pads);
+    dnnl::convolution_backward_weights::primitive_desc pd(desc, context_->engine(), hint);
+    weights_primitive_ = dnnl::convolution_backward_weights(pd);
+    x_for_weights_ = CachedReorder(x_md, pd.src_desc(), context_);
+    dy_for_weights_ = CachedReorder(dy_md, pd.diff_dst_desc(), context_);
+    dw_to_plain_ = CachedReorder(pd.diff_weights_desc(), descs.w_plain, context_);
+  }
+  if (want_data_) {
+    auto desc = dnnl::convolution_backward_data::desc(algorithm::convolution_direct, descs.x_any,
+                                                      descs.w_any, descs.y_any, descs.strides,
+                                                      descs.dilates, descs.pads, descs.pads);
+    dnnl::convolution_backward_data::primitive_desc pd(desc, context_->engine(), hint);
+    data_primitive_ = dnnl::convolution_backward_data(pd);
+    w_for_data_ = CachedReorder(descs.w_plain, pd.weights_desc(), context_);
+    dy_for_data_ = CachedReorder(dy_md, pd.diff_dst_desc(), context_);
+    dx_md_ = pd.diff_src_desc();
+    share_dy_ = want_weights_ && dy_for_weights_.to() == dy_for_data_.to();
+  }
+  x_md_ = x_md;
+  dy_md_ = dy_md;
+  w_shape_ = w.shape();
+}
+
+void ConvGradientOp::Run() {
+  const Tensor& x = Input(0);
+  const Tensor& w = Input(1);
+  const Tensor& dy = Input(2);
+  memory::desc x_md = DescOf(x), dy_md = DescOf(dy);
+  if (x_md != x_md_ || dy_md != dy_md_ || w.shape() != w_shape_) Build(x_md, dy_md);
+  memory dy_for_weights;
+  if (want_weights_) {
+    dy_for_weights = dy_for_weights_.Convert(dy, context_);
+    BackwardWeights(x, dy_for_weights);
+  }
+  if (want_data_) BackwardData(w, share_dy_ ? dy_for_weights : dy_for_data_.Convert(dy, context_));
+}
+
+void ConvGradientOp::BackwardWeights(const Tensor& x, const memory& dy) {
+  Tensor* dw = HasOutput(0) ? Output(0) : &unwanted_dw_;
+  dw->Resize(w_shape_);
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, x_for_weights_.Convert(x, context_)},
+      {DNNL_ARG_DIFF_DST, dy},
+      {DNNL_ARG_DIFF_WEIGHTS, dw_to_plain_.Staging(*dw, context_)}};
+  if (want_bias_) {
+    Output(1)->Resize({w_shape_[0]});
+    args[DNNL_ARG_DIFF_BIAS] = Wrap(*Output(1), context_);
+  }
+  Execute(weights_primitive_, args, context_);
+  dw_to_plain_.Commit(*dw, context_);
+}
+
+void ConvGradientOp::BackwardData(const Tensor& w, const memory& dy) {
+  Tensor* dx = Output(2);
+  ResizeTo(dx, Input(0).shape(), dx_md_);
+  Execute(data_primitive_,
+          {{DNNL_ARG_DIFF_DST, dy},
+           {DNNL_ARG_WEIGHTS, w_for_data_.Convert(w, context_)},
+           {DNNL_ARG_DIFF_SRC, Wrap(*dx, dx_md_, context_)}},
+          context_);
+}
+
+namespace {
+
+std::vector<TensorShape> InferConv(const OperatorDef& def, const std::vector<TensorShape>& in) {
+  const Shape* b = in.size() == 3 ? &in[2].dims : nullptr;
+  return {{ConvOutputShape(def, ConvParams(def), in[0].dims, in[1].dims, b)}};
+}
+
+std::vector<TensorShape> InferConvGradient(const OperatorDef& def,
+                                           const std::vector<TensorShape>& in) {
+  const Shape y = ConvOutputShape(def, ConvParams(def), in[0].dims, in[1].dims, nullptr);
+  CROSSBOW_ENFORCE_VALUE(in[2].dims == y, def.Label(), ": input 2 '", def.inputs[2], "' has shape ",
+                         ShapeString(in[2].dims), ", expected ", ShapeString(y));
+  return {in[1], {{in[1].dims[0]}}, in[0]};
+}
+
+}  // namespace
+
+OPERATOR_SCHEMA(Conv)
+    .NumInputs(2, 3)
+    .NumOutputs(1)
+    .ShapeInference(InferConv)
+    .Doc(
+        "2-D convolution (cross-correlation) with a square kernel, symmetric padding, "
+        "dilation and groups: Y = conv(X, W) + b.")
+    .Input(0, "X", "[N, C, H, W], any layout")
+    .Input(1, "W", "[M, C/group, kernel, kernel], plain")
+    .Input(2, "b", "optional bias [M], plain")
+    .Output(0, "Y",
+            "[N, M, Ho, Wo], Ho = (H + 2 pad - dilation (kernel - 1) - 1) / stride + 1, "
+            "in the layout oneDNN picks (blocked)")
+    .Arg("kernel", "int, required: kernel height and width")
+    .Arg("stride", "int, default 1")
+    .Arg("pad", "int, default 0: zero padding on every side")
+    .Arg("dilation", "int, default 1")
+    .Arg("group", "int, default 1: C and M split into this many independent groups");
+REGISTER_CPU_OPERATOR(Conv, ConvOp);
+
+OPERATOR_SCHEMA(ConvGradient)
+    .NumInputs(3)
+    .NumOutputs(3)
+    .ShapeInference(InferConvGradient)
+    .Doc(
+        "Gradients of Conv with respect to its weights, bias and input. Unnamed outputs are "
+        "not computed; without dX the backward-data pass is skipped.")
+    .Input(0, "X", "Conv's input")
+    .Input(1, "W", "Conv's weights")
+    .Input(2, "dY", "gradient of Y, any layout")
+    .Output(0, "dW", "gradient of W, plain")
+    .Output(1, "db", "gradient of b [M], plain; unnamed when Conv has no bias")
+    .Output(2, "dX", "gradient of X, in the layout oneDNN picks; may be unnamed")
+    .Arg("kernel", "as in Conv")
+    .Arg("stride", "as in Conv")
+    .Arg("pad", "as in Conv")
+    .Arg("dilation", "as in Conv")
+    .Arg("group", "as in Conv");
+REGISTER_CPU_OPERATOR(ConvGradient, ConvGradientOp);
+
+REGISTER_GRADIENT(Conv, [](const GradientHelper& g) {
+  const bool bias = g.def().inputs.size() == 3;
+  return std::vector<OperatorDef>{
+      g.Op("ConvGradient", {g.I(0), g.I(1), g.GO(0)}, {g.GI(1), bias ? g.GI(2) : "", g.GI(0)})};
+});
+NO_GRADIENT(ConvGradient);
+
+}  // namespace crossbow

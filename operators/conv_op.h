@@ -1,0 +1,60 @@
+#pragma once
+
+#include "crossbow/core/operator.h"
+#include "operators/cached_reorder.h"
+
+namespace crossbow {
+
+// A square 2-D convolution's arguments, read and checked once per operator.
+struct ConvParams {
+  explicit ConvParams(const OperatorDef& def);
+  int64_t kernel, stride, pad, dilation, group;
+};
+
+// Y's shape for X [N, C, H, W], W [M, C/group, k, k] and, when given, b [M]. Throws a
+// ValueError naming the operator, the input and both shapes when they do not fit together.
+Shape ConvOutputShape(const OperatorDef& def, const ConvParams& p, const Shape& x, const Shape& w,
+                      const Shape* b);
+
+// Y = conv(X, W) + b on oneDNN. The primitive picks the activation and weight layouts (blocked);
+// X is reordered only when it arrives in another layout, the plain W every run (cached reorder).
+class ConvOp final : public Operator<CPUContext> {
+ public:
+  ConvOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
+  void Run() override;
+
+ private:
+  void Build(const dnnl::memory::desc& x_md);
+
+  ConvParams params_;
+  dnnl::memory::desc x_md_, y_md_;
+  Shape w_shape_, b_shape_, y_shape_;
+  dnnl::convolution_forward primitive_;
+  dnnl_utils::CachedReorder x_reorder_, w_reorder_;
+};
+
+// (X, W, dY) -> (dW, db, dX). dW and db are plain; db and dX may be left unnamed, and without
+// dX the backward-data pass does not run at all.
+class ConvGradientOp final : public Operator<CPUContext> {
+ public:
+  ConvGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
+  void Run() override;
+
+ private:
+  void Build(const dnnl::memory::desc& x_md, const dnnl::memory::desc& dy_md);
+  void BackwardWeights(const Tensor& x, const dnnl::memory& dy);
+  void BackwardData(const Tensor& w, const dnnl::memory& dy);
+
+  ConvParams params_;
+  bool want_weights_, want_bias_, want_data_;
+  bool share_dy_ = false;  // both passes take dY in the same layout: reorder it once
+  dnnl::memory::desc x_md_, dy_md_, dx_md_;
+  Shape w_shape_;
+  dnnl::convolution_backward_weights weights_primitive_;
+  dnnl::convolution_backward_data data_primitive_;
+  dnnl_utils::CachedReorder x_for_weights_, dy_for_weights_, dw_to_plain_;
+  dnnl_utils::CachedReorder w_for_data_, dy_for_data_;
+  Tensor unwanted_dw_;  // dW's bytes when only db is wanted
+};
+
+}  // namespace crossbow

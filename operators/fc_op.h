@@ -1,0 +1,47 @@
+#pragma once
+
+#include "crossbow/core/operator.h"
+#include "operators/cached_reorder.h"
+
+namespace crossbow {
+
+// Y's shape [N, M] for X [N, ...] (flattened to [N, K]), W [M, K] and, when given, b [M].
+// Throws a ValueError naming the operator, the input and both shapes on a mismatch.
+Shape FCOutputShape(const OperatorDef& def, const Shape& x, const Shape& w, const Shape* b);
+
+// Y = X W^T + b on oneDNN's inner product; Y is plain [N, M].
+class FCOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+  void Run() override;
+
+ private:
+  void Build(const dnnl::memory::desc& x_md);
+
+  dnnl::memory::desc x_md_, src_md_;
+  Shape w_shape_, b_shape_, y_shape_;
+  dnnl::inner_product_forward primitive_;
+  dnnl_utils::CachedReorder w_reorder_;
+};
+
+// (X, W, dY) -> (dW, db, dX): dW and db plain, dX in X's layout. db and dX may be unnamed.
+class FCGradientOp final : public Operator<CPUContext> {
+ public:
+  FCGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
+  void Run() override;
+
+ private:
+  void Build(const dnnl::memory::desc& x_md, const dnnl::memory::desc& dy_md);
+  void BackwardWeights(const Tensor& x, const dnnl::memory& dy);
+  void BackwardData(const Tensor& w, const dnnl::memory& dy);
+
+  bool want_weights_, want_bias_, want_data_;
+  dnnl::memory::desc x_md_, dy_md_, src_md_;
+  Shape w_shape_;
+  dnnl::inner_product_backward_weights weights_primitive_;
+  dnnl::inner_product_backward_data data_primitive_;
+  dnnl_utils::CachedReorder dy_to_plain_, dw_to_plain_, w_for_data_;
+  Tensor unwanted_dw_;  // dW's bytes when only db is wanted
+};
+
+}  // namespace crossbow

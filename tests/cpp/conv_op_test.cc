@@ -1,0 +1,185 @@
+#include <gtest/gtest.h>
+
+#include "operators/dnnl_utils.h"
+#include "tests/cpp/op_test_util.h"
+
+namespace crossbow::testing {
+namespace {
+
+using dnnl::memory;
+
+struct ConvCase {
+  int64_t n, c, h, w, m, kernel, stride, pad, dilation, group;
+  bool bias;
+};
+
+const ConvCase kCases[] = {
+    {1, 3, 5, 5, 8, 3, 1, 1, 1, 1, true},    // batch 1, first-layer channel count
+    {3, 20, 7, 6, 6, 3, 2, 1, 1, 2, false},  // stride 2, pad 1, groups, C not a multiple of 16
+    {3, 20, 6, 6, 32, 3, 2, 1, 1, 1, true},  // blocked weights on both sides
+    {2, 4, 7, 7, 4, 3, 1, 2, 2, 1, true},    // dilation
+    {3, 3, 4, 5, 5, 1, 1, 0, 1, 1, false},   // 1x1
+};
+
+OperatorDef ConvDef(const ConvCase& c, const std::string& x = "X") {
+  std::vector<std::string> inputs = {x, "W"};
+  if (c.bias) inputs.push_back("b");
+  OperatorDef def = MakeOperator("Conv", inputs, {"Y"},
+                                 {{"kernel", c.kernel},
+                                  {"stride", c.stride},
+                                  {"pad", c.pad},
+                                  {"dilation", c.dilation},
+                                  {"group", c.group}});
+  def.name = "conv1";
+  return def;
+}
+
+void FeedConv(OpHarness& h, const ConvCase& c) {
+  h.Feed("X", {c.n, c.c, c.h, c.w});
+  h.Feed("W", {c.m, c.c / c.group, c.kernel, c.kernel});
+  if (c.bias) h.Feed("b", {c.m});
+}
+
+// Direct definition: Y[n, o, y, x] = b[o] + sum over the group's channels and the kernel.
+std::vector<float> NaiveConv(OpHarness& h, const ConvCase& c) {
+  const std::vector<float> x = h.Fetch("X"), w = h.Fetch("W");
+  const std::vector<float> b = c.bias ? h.Fetch("b") : std::vector<float>(c.m, 0.f);
+  const int64_t span = c.dilation * (c.kernel - 1) + 1;
+  const int64_t ho = (c.h + 2 * c.pad - span) / c.stride + 1;
+  const int64_t wo = (c.w + 2 * c.pad - span) / c.stride + 1;
+  const int64_t cg = c.c / c.group, mg = c.m / c.group;
+  std::vector<float> y(c.n * c.m * ho * wo);
+  for (int64_t n = 0; n < c.n; ++n)
+    for (int64_t o = 0; o < c.m; ++o)
+      for (int64_t i = 0; i < ho; ++i)
+        for (int64_t j = 0; j < wo; ++j) {
+          double sum = b[o];
+          for (int64_t ci = 0; ci < cg; ++ci)
+            for (int64_t ki = 0; ki < c.kernel; ++ki)
+              for (int64_t kj = 0; kj < c.kernel; ++kj) {
+                const int64_t yi = i * c.stride - c.pad + ki * c.dilation;
+                const int64_t xj = j * c.stride - c.pad + kj * c.dilation;
+                if (yi < 0 || yi >= c.h || xj < 0 || xj >= c.w) continue;
+                const int64_t channel = (o / mg) * cg + ci;
+                sum += x[((n * c.c + channel) * c.h + yi) * c.w + xj] *
+                       w[((o * cg + ci) * c.kernel + ki) * c.kernel + kj];
+              }
+          y[((n * c.m + o) * ho + i) * wo + j] = static_cast<float>(sum);
+        }
+  return y;
+}
+
+void FeedBlocked(OpHarness& h, const std::string& from, const std::string& to) {
+  const Tensor& src = *h.ws().GetTensor(from);
+  memory::desc blocked(dnnl_utils::Dims(src.shape()), memory::data_type::f32,
+                       memory::format_tag::nChw16c);
+  dnnl_utils::ReorderTo(src, blocked, h.ws().CreateTensor(to), &h.context());
+  ASSERT_FALSE(h.ws().GetTensor(to)->is_plain());
+}
+
+template <typename F>
+void ExpectValueError(F f, const std::vector<std::string>& parts) {
+  try {
+    f();
+    ADD_FAILURE() << "expected a ValueError";
+  } catch (const ValueError& e) {
+    for (const auto& part : parts)
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+          << "'" << part << "' missing from: " << e.what();
+  }
+}
+
+TEST(Conv, ForwardMatchesNaive) {
+  for (const ConvCase& c : kCases) {
+    SCOPED_TRACE(::testing::Message() << "N=" << c.n << " C=" << c.c << " M=" << c.m
+                                      << " group=" << c.group << " stride=" << c.stride);
+    OpHarness h;
+    FeedConv(h, c);
+    h.Run(ConvDef(c));
+    const std::vector<float> expected = NaiveConv(h, c);
+    EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), expected), 1e-4f);
+    // Shape inference agrees with the kernel.
+    std::vector<TensorShape> in = {{h.ShapeOf("X")}, {h.ShapeOf("W")}};
+    if (c.bias) in.push_back({h.ShapeOf("b")});
+    EXPECT_EQ(SchemaRegistry::Find("Conv")->InferShapes(ConvDef(c), in)[0].dims, h.ShapeOf("Y"));
+    // A second run reuses the cached primitives and gives the same answer.
+    h.Run(ConvDef(c));
+    EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), expected), 1e-4f);
+  }
+}
+
+TEST(Conv, BlockedInputGivesSameResult) {
+  for (const ConvCase& c : kCases) {
+    OpHarness h;
+    FeedConv(h, c);
+    FeedBlocked(h, "X", "Xb");
+    h.Run(ConvDef(c, "Xb"));
+    EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), NaiveConv(h, c)), 1e-4f);
+  }
+}
+
+TEST(Conv, GradientMatchesNumeric) {
+  for (const ConvCase& c : {kCases[0], kCases[1], kCases[3]}) {
+    OpHarness h;
+    FeedConv(h, c);
+    std::vector<int> check = {0, 1};
+    if (c.bias) check.push_back(2);
+    CheckGradient(h, ConvDef(c), check);
+  }
+}
+
+TEST(ConvGradient, BlockedInputsAndMissingOutputs) {
+  const ConvCase c = kCases[2];
+  OpHarness h;
+  FeedConv(h, c);
+  h.Run(ConvDef(c));
+  h.Feed("dY", h.ShapeOf("Y"));
+  FeedBlocked(h, "X", "Xb");
+  FeedBlocked(h, "dY", "dYb");
+  const auto args = ConvDef(c).args;
+  h.Run(MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "db", "dX"}, args));
+  h.Run(MakeOperator("ConvGradient", {"Xb", "W", "dYb"}, {"dW2", "db2", "dX2"}, args));
+  EXPECT_LT(MaxAbsDiff(h.Fetch("dW"), h.Fetch("dW2")), 1e-4f);
+  EXPECT_LT(MaxAbsDiff(h.Fetch("db"), h.Fetch("db2")), 1e-4f);
+  EXPECT_LT(MaxAbsDiff(h.Fetch("dX"), h.Fetch("dX2")), 1e-4f);
+  // The first convolution of a net wants no dX; the weight gradients do not change.
+  h.Run(MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW3", "", ""}, args));
+  EXPECT_EQ(h.Fetch("dW3"), h.Fetch("dW"));
+  EXPECT_FALSE(h.ws().HasTensor("dX3"));
+  h.Run(MakeOperator("ConvGradient", {"X", "W", "dY"}, {"", "", "dX4"}, args));
+  EXPECT_EQ(h.Fetch("dX4"), h.Fetch("dX"));
+}
+
+TEST(Conv, BadShapesNameTheOperator) {
+  ConvCase c = kCases[0];
+  OpHarness h;
+  h.Feed("X", {1, 4, 5, 5});
+  h.Feed("W", {8, 3, 3, 3});
+  h.Feed("b", {8});
+  const OperatorDef def = ConvDef(c);
+  const std::vector<std::string> parts = {"Conv 'conv1'", "'W'", "[8, 3, 3, 3]", "[1, 4, 5, 5]"};
+  ExpectValueError([&] { h.Run(def); }, parts);
+  const OpSchema* schema = SchemaRegistry::Find("Conv");
+  ExpectValueError(
+      [&] {
+        schema->InferShapes(def, {{{1, 4, 5, 5}}, {{8, 3, 3, 3}}, {{8}}});
+      },
+      parts);
+
+  h.Feed("W", {8, 4, 3});
+  ExpectValueError([&] { h.Run(def); }, {"Conv 'conv1'", "[8, 4, 3]"});
+  h.Feed("W", {8, 4, 3, 3});
+  h.Feed("b", {7});
+  ExpectValueError([&] { h.Run(def); }, {"Conv 'conv1'", "'b'", "[7]"});
+
+  ExpectValueError([&] { h.Run(MakeOperator("Conv", {"X", "W"}, {"Y"})); }, {"kernel"});
+  ExpectValueError(
+      [&] {
+        SchemaRegistry::Find("ConvGradient")
+            ->InferShapes(def, {{{1, 4, 5, 5}}, {{8, 4, 3, 3}}, {{1, 8, 4, 4}}});
+      },
+      {"Conv 'conv1'", "[1, 8, 4, 4]", "[1, 8, 5, 5]"});
+}
+
+}  // namespace
+}  // namespace crossbow::testing

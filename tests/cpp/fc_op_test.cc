@@ -1,0 +1,151 @@
+#include <gtest/gtest.h>
+
+#include "operators/dnnl_utils.h"
+#include "tests/cpp/op_test_util.h"
+
+namespace crossbow::testing {
+namespace {
+
+using dnnl::memory;
+
+struct FCCase {
+  Shape x;
+  int64_t m;
+  bool bias;
+};
+
+const FCCase kCases[] = {
+    {{1, 7}, 5, true},          // batch 1
+    {{3, 20}, 10, false},       // no bias
+    {{3, 20, 2, 2}, 6, true},   // 4-D input, C not a multiple of 16
+    {{2, 64, 1, 1}, 10, true},  // global pooling's output
+};
+
+OperatorDef FCDef(const FCCase& c, const std::string& x = "X") {
+  std::vector<std::string> inputs = {x, "W"};
+  if (c.bias) inputs.push_back("b");
+  OperatorDef def = MakeOperator("FC", inputs, {"Y"});
+  def.name = "fc1";
+  return def;
+}
+
+void FeedFC(OpHarness& h, const FCCase& c) {
+  h.Feed("X", c.x);
+  h.Feed("W", {c.m, NumElements(c.x) / c.x[0]});
+  if (c.bias) h.Feed("b", {c.m});
+}
+
+std::vector<float> NaiveFC(OpHarness& h, const FCCase& c) {
+  const std::vector<float> x = h.Fetch("X"), w = h.Fetch("W");
+  const std::vector<float> b = c.bias ? h.Fetch("b") : std::vector<float>(c.m, 0.f);
+  const int64_t n = c.x[0], k = NumElements(c.x) / n;
+  std::vector<float> y(n * c.m);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t o = 0; o < c.m; ++o) {
+      double sum = b[o];
+      for (int64_t j = 0; j < k; ++j) sum += x[i * k + j] * w[o * k + j];
+      y[i * c.m + o] = static_cast<float>(sum);
+    }
+  return y;
+}
+
+void FeedBlocked(OpHarness& h, const std::string& from, const std::string& to) {
+  const Tensor& src = *h.ws().GetTensor(from);
+  memory::desc blocked(dnnl_utils::Dims(src.shape()), memory::data_type::f32,
+                       memory::format_tag::nChw16c);
+  dnnl_utils::ReorderTo(src, blocked, h.ws().CreateTensor(to), &h.context());
+  ASSERT_FALSE(h.ws().GetTensor(to)->is_plain());
+}
+
+template <typename F>
+void ExpectValueError(F f, const std::vector<std::string>& parts) {
+  try {
+    f();
+    ADD_FAILURE() << "expected a ValueError";
+  } catch (const ValueError& e) {
+    for (const auto& part : parts)
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+          << "'" << part << "' missing from: " << e.what();
+  }
+}
+
+TEST(FC, ForwardMatchesNaive) {
+  for (const FCCase& c : kCases) {
+    SCOPED_TRACE(ShapeString(c.x));
+    OpHarness h;
+    FeedFC(h, c);
+    h.Run(FCDef(c));
+    EXPECT_EQ(h.ShapeOf("Y"), (Shape{c.x[0], c.m}));
+    EXPECT_TRUE(h.ws().GetTensor("Y")->is_plain());
+    EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), NaiveFC(h, c)), 1e-4f);
+    std::vector<TensorShape> in = {{h.ShapeOf("X")}, {h.ShapeOf("W")}};
+    if (c.bias) in.push_back({h.ShapeOf("b")});
+    EXPECT_EQ(SchemaRegistry::Find("FC")->InferShapes(FCDef(c), in)[0].dims, h.ShapeOf("Y"));
+  }
+}
+
+TEST(FC, BlockedInputGivesSameResult) {
+  for (const FCCase& c : {kCases[2], kCases[3]}) {
+    OpHarness h;
+    FeedFC(h, c);
+    FeedBlocked(h, "X", "Xb");
+    h.Run(FCDef(c, "Xb"));
+    EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), NaiveFC(h, c)), 1e-4f);
+  }
+}
+
+TEST(FC, GradientMatchesNumeric) {
+  for (const FCCase& c : kCases) {
+    SCOPED_TRACE(ShapeString(c.x));
+    OpHarness h;
+    FeedFC(h, c);
+    std::vector<int> check = {0, 1};
+    if (c.bias) check.push_back(2);
+    CheckGradient(h, FCDef(c), check);
+  }
+}
+
+TEST(FCGradient, BlockedInputAndMissingOutputs) {
+  const FCCase c = kCases[2];
+  OpHarness h;
+  FeedFC(h, c);
+  h.Feed("dY", {c.x[0], c.m});
+  FeedBlocked(h, "X", "Xb");
+  h.Run(MakeOperator("FCGradient", {"X", "W", "dY"}, {"dW", "db", "dX"}));
+  h.Run(MakeOperator("FCGradient", {"Xb", "W", "dY"}, {"dW2", "db2", "dX2"}));
+  EXPECT_LT(MaxAbsDiff(h.Fetch("dW"), h.Fetch("dW2")), 1e-4f);
+  EXPECT_LT(MaxAbsDiff(h.Fetch("db"), h.Fetch("db2")), 1e-4f);
+  EXPECT_LT(MaxAbsDiff(h.Fetch("dX"), h.Fetch("dX2")), 1e-4f);
+  // dX keeps X's layout, so that the operator before FC gets its gradient as it laid out X.
+  EXPECT_TRUE(h.ws().GetTensor("dX")->is_plain());
+  EXPECT_EQ(h.ws().GetTensor("dX2")->layout(), h.ws().GetTensor("Xb")->layout());
+  h.Run(MakeOperator("FCGradient", {"X", "W", "dY"}, {"dW3", "", ""}));
+  EXPECT_EQ(h.Fetch("dW3"), h.Fetch("dW"));
+}
+
+TEST(FC, BadShapesNameTheOperator) {
+  OpHarness h;
+  h.Feed("X", {2, 3, 2, 2});
+  h.Feed("W", {5, 11});
+  h.Feed("b", {5});
+  const OperatorDef def = FCDef({{2, 3, 2, 2}, 5, true});
+  const std::vector<std::string> parts = {"FC 'fc1'", "'W'", "[5, 11]", "[2, 3, 2, 2]"};
+  ExpectValueError([&] { h.Run(def); }, parts);
+  const OpSchema* schema = SchemaRegistry::Find("FC");
+  ExpectValueError([&] { schema->InferShapes(def, {{{2, 3, 2, 2}}, {{5, 11}}, {{5}}}); }, parts);
+
+  h.Feed("W", {5, 12, 1});
+  ExpectValueError([&] { h.Run(def); }, {"FC 'fc1'", "[5, 12, 1]"});
+  h.Feed("W", {5, 12});
+  h.Feed("b", {4});
+  ExpectValueError([&] { h.Run(def); }, {"FC 'fc1'", "'b'", "[4]"});
+  h.Feed("dY", {2, 4});
+  ExpectValueError(
+      [&] {
+        h.Run(MakeOperator("FCGradient", {"X", "W", "dY"}, {"dW", "", ""}));
+      },
+      {"FCGradient", "'dY'", "[2, 4]", "[2, 5]"});
+}
+
+}  // namespace
+}  // namespace crossbow::testing
