@@ -1,0 +1,85 @@
+#include "operators/sgd_op.h"
+
+namespace crossbow {
+
+namespace {
+
+// Throws a ValueError naming the operator unless grad and momentum match param and lr is
+// one float. shape(i) and dtype(i) describe input i (from tensors, or at shape inference).
+template <typename ShapeOf, typename DtypeOf>
+void EnforceSGDInputs(const OperatorDef& def, ShapeOf shape, DtypeOf dtype) {
+  for (int i = 0; i < 4; ++i) {
+    CROSSBOW_ENFORCE_VALUE(dtype(i) == DataType::kFloat32, def.Label(), ": input ", i, " '",
+                           def.inputs[i], "' must be float32, got ", DataTypeName(dtype(i)));
+  }
+  for (int i : {1, 2}) {
+    CROSSBOW_ENFORCE_VALUE(shape(i) == shape(0), def.Label(), ": input ", i, " '", def.inputs[i],
+                           "' has shape ", ShapeString(shape(i)),
+                           ", expected the shape of input 0 '", def.inputs[0], "' ",
+                           ShapeString(shape(0)));
+  }
+  CROSSBOW_ENFORCE_VALUE(shape(3).size() <= 1 && NumElements(shape(3)) == 1, def.Label(),
+                         ": input 3 '", def.inputs[3], "' has shape ", ShapeString(shape(3)),
+                         ", expected [] or [1]");
+}
+
+// Branch-free so that it vectorises: Nesterov is a = momentum, b = lr; classical a = 1, b = 0.
+void MomentumStep(float* __restrict param, float* __restrict velocity, const float* __restrict grad,
+                  int64_t n, float lr, float momentum, float weight_decay, float a, float b) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = grad[i] + weight_decay * param[i];
+    const float v = momentum * velocity[i] - lr * g;
+    velocity[i] = v;
+    param[i] += a * v - b * g;
+  }
+}
+
+}  // namespace
+
+MomentumSGDOp::MomentumSGDOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
+    : Operator(def, ws, context),
+      momentum_(def.Arg<float>("momentum", 0.9f)),
+      weight_decay_(def.Arg<float>("weight_decay", 0.f)),
+      nesterov_(def.Arg<bool>("nesterov", false)) {}
+
+void MomentumSGDOp::Run() {
+  for (int i = 0; i < 4; ++i) {
+    CROSSBOW_ENFORCE_VALUE(Input(i).is_plain(), def().Label(), ": input ", i, " '", def().inputs[i],
+                           "' must be plain row-major, got ", Input(i).DebugString());
+  }
+  EnforceSGDInputs(
+      def(), [&](int i) -> const Shape& { return Input(i).shape(); },
+      [&](int i) { return Input(i).dtype(); });
+  const float lr = Input(3).data<float>()[0];
+  // Output 0 is input 0 and output 1 is input 2 (enforced in place).
+  MomentumStep(Output(0)->mutable_data<float>(), Output(1)->mutable_data<float>(),
+               Input(1).data<float>(), Input(0).numel(), lr, momentum_, weight_decay_,
+               nesterov_ ? momentum_ : 1.f, nesterov_ ? lr : 0.f);
+}
+
+OPERATOR_SCHEMA(MomentumSGD)
+    .NumInputs(4)
+    .NumOutputs(2)
+    .EnforceInplace({{0, 0}, {2, 1}})
+    .ShapeInference([](const OperatorDef& def, const std::vector<TensorShape>& in) {
+      EnforceSGDInputs(
+          def, [&](int i) -> const Shape& { return in[i].dims; },
+          [&](int i) { return in[i].dtype; });
+      return std::vector<TensorShape>{in[0], in[2]};
+    })
+    .Doc(
+        "One momentum SGD step, in place: g = grad + weight_decay * param; "
+        "v = momentum * v - lr * g; param += v, or with nesterov param += momentum * v - lr * g.")
+    .Input(0, "param", "plain float parameter, updated in place (output 0)")
+    .Input(1, "grad", "plain float gradient, param's shape")
+    .Input(2, "momentum", "plain float velocity, param's shape, updated in place (output 1)")
+    .Input(3, "lr", "learning rate, one float ([] or [1])")
+    .Output(0, "param", "the updated parameter")
+    .Output(1, "momentum", "the updated velocity")
+    .Arg("momentum", "float, default 0.9")
+    .Arg("weight_decay", "float, default 0: L2 penalty added to the gradient")
+    .Arg("nesterov", "int, default 0: 1 for Nesterov momentum");
+REGISTER_CPU_OPERATOR(MomentumSGD, MomentumSGDOp);
+NO_GRADIENT(MomentumSGD);
+
+}  // namespace crossbow

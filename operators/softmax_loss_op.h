@@ -1,0 +1,54 @@
+#pragma once
+
+#include "crossbow/core/operator.h"
+#include "operators/dnnl_utils.h"
+
+namespace crossbow {
+
+// Y = softmax(X) over each row of a [N, C] tensor (any layout in, plain out).
+class SoftmaxOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+  void Run() override;
+
+ private:
+  Tensor x_plain_;
+};
+
+// dX = Y * (dY - <dY, Y>) per row.
+class SoftmaxGradientOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+  void Run() override;
+
+ private:
+  Tensor y_plain_, dy_plain_;
+};
+
+// prob = softmax(logits) per row; loss = mean over rows of -log prob[label].
+class SoftmaxWithLossOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+  void Run() override;
+
+ private:
+  Tensor logits_plain_, prob_scratch_;
+};
+
+// dlogits = (prob - onehot(label)) * dloss / N.
+class SoftmaxWithLossGradientOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+  void Run() override;
+
+ private:
+  Tensor prob_plain_;
+};
+
+// Throws a ValueError naming `def` unless `label` is int32 of shape [N] for scores [N, C].
+void EnforceScoresAndLabels(const OperatorDef& def, const Shape& scores, const Shape& label,
+                            DataType label_type);
+// Throws a ValueError naming `def`, the row and the value for a label outside [0, C).
+void EnforceLabelsInRange(const OperatorDef& def, const int32_t* label, int64_t n, int64_t c);
+
+}  // namespace crossbow

@@ -1,0 +1,190 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "operators/dnnl_utils.h"
+#include "tests/cpp/op_test_util.h"
+
+namespace crossbow::testing {
+namespace {
+
+using dnnl::memory;
+
+// Row-wise softmax and mean cross-entropy in double, written the textbook way.
+void ReferenceSoftmaxLoss(const std::vector<float>& x, const std::vector<int32_t>& label, int64_t n,
+                          int64_t c, std::vector<float>* prob, float* loss) {
+  prob->resize(n * c);
+  double total = 0;
+  for (int64_t r = 0; r < n; ++r) {
+    double max = x[r * c];
+    for (int64_t j = 0; j < c; ++j) max = std::max(max, double{x[r * c + j]});
+    double sum = 0;
+    for (int64_t j = 0; j < c; ++j) sum += std::exp(x[r * c + j] - max);
+    for (int64_t j = 0; j < c; ++j)
+      (*prob)[r * c + j] = static_cast<float>(std::exp(x[r * c + j] - max) / sum);
+    total -= x[r * c + label[r]] - max - std::log(sum);
+  }
+  *loss = static_cast<float>(total / static_cast<double>(n));
+}
+
+std::vector<int32_t> Labels(int64_t n, int64_t c) {
+  std::vector<int32_t> label(n);
+  for (int64_t r = 0; r < n; ++r) label[r] = static_cast<int32_t>((r * 7 + 3) % c);
+  return label;
+}
+
+// Feeds `name` as a copy of blob `from` in a non-plain layout.
+void FeedBlocked(OpHarness& h, const std::string& from, const std::string& name,
+                 memory::format_tag tag) {
+  const Tensor& src = *h.ws().GetTensor(from);
+  memory::desc md(dnnl_utils::Dims(src.shape()), memory::data_type::f32, tag);
+  Tensor* dst = h.ws().CreateTensor(name);
+  dnnl_utils::ReorderTo(src, md, dst, &h.context());
+  ASSERT_FALSE(dst->is_plain());
+}
+
+class SoftmaxWithLossShapes : public ::testing::TestWithParam<std::pair<int64_t, int64_t>> {};
+
+TEST_P(SoftmaxWithLossShapes, ForwardMatchesReference) {
+  const auto [n, c] = GetParam();
+  OpHarness h;
+  h.Feed("X", {n, c}, {}, -3.f, 3.f);
+  h.FeedInt("label", {n}, Labels(n, c));
+  std::vector<float> prob;
+  float loss;
+  ReferenceSoftmaxLoss(h.Fetch("X"), Labels(n, c), n, c, &prob, &loss);
+  h.Run(MakeOperator("SoftmaxWithLoss", {"X", "label"}, {"prob", "loss"}));
+  EXPECT_LT(MaxAbsDiff(h.Fetch("prob"), prob), 1e-6f);
+  EXPECT_NEAR(h.Fetch("loss")[0], loss, 1e-5f);
+  EXPECT_TRUE(h.ShapeOf("loss").empty());
+  EXPECT_TRUE(h.ws().GetTensor("prob")->is_plain());
+}
+
+TEST_P(SoftmaxWithLossShapes, GradientMatchesNumeric) {
+  const auto [n, c] = GetParam();
+  OpHarness h;
+  h.Feed("X", {n, c}, {}, -2.f, 2.f);
+  h.FeedInt("label", {n}, Labels(n, c));
+  GradCheckOptions options;
+  options.outputs = {1};
+  CheckGradient(h, MakeOperator("SoftmaxWithLoss", {"X", "label"}, {"prob", "loss"}), {0}, options);
+}
+
+TEST_P(SoftmaxWithLossShapes, SoftmaxMatchesReferenceAndGradient) {
+  const auto [n, c] = GetParam();
+  OpHarness h;
+  h.Feed("X", {n, c}, {}, -3.f, 3.f);
+  std::vector<float> prob;
+  float loss;
+  ReferenceSoftmaxLoss(h.Fetch("X"), Labels(n, c), n, c, &prob, &loss);
+  const OperatorDef softmax = MakeOperator("Softmax", {"X"}, {"Y"});
+  h.Run(softmax);
+  EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), prob), 1e-6f);
+  CheckGradient(h, softmax, {0});
+}
+
+INSTANTIATE_TEST_SUITE_P(SoftmaxWithLoss, SoftmaxWithLossShapes,
+                         ::testing::Values(std::make_pair(1, 10), std::make_pair(4, 3),
+                                           std::make_pair(5, 37)));
+
+TEST(SoftmaxWithLoss, BlockedLogitsGiveTheSameResult) {
+  OpHarness h;
+  h.Feed("X", {5, 37}, {}, -3.f, 3.f);
+  h.FeedInt("label", {5}, Labels(5, 37));
+  h.Run(MakeOperator("SoftmaxWithLoss", {"X", "label"}, {"prob", "loss"}));
+  for (auto tag : {memory::format_tag::ba, memory::format_tag::AB16b16a}) {
+    FeedBlocked(h, "X", "Xb", tag);
+    h.Run(MakeOperator("SoftmaxWithLoss", {"Xb", "label"}, {"prob_b", "loss_b"}));
+    EXPECT_EQ(h.Fetch("prob_b"), h.Fetch("prob"));
+    EXPECT_EQ(h.Fetch("loss_b"), h.Fetch("loss"));
+    h.Run(MakeOperator("Softmax", {"Xb"}, {"Y"}));
+    EXPECT_EQ(h.Fetch("Y"), h.Fetch("prob"));
+  }
+}
+
+TEST(SoftmaxWithLoss, StableForLargeLogits) {
+  OpHarness h;
+  h.Feed("X", {2, 3}, {1000.f, 1001.f, 999.f, -1000.f, 0.f, -2000.f});
+  h.FeedInt("label", {2}, {1, 2});
+  h.Run(MakeOperator("SoftmaxWithLoss", {"X", "label"}, {"prob", "loss"}));
+  std::vector<float> prob;
+  float loss;
+  ReferenceSoftmaxLoss(h.Fetch("X"), {1, 2}, 2, 3, &prob, &loss);
+  EXPECT_LT(MaxAbsDiff(h.Fetch("prob"), prob), 1e-6f);
+  EXPECT_NEAR(h.Fetch("loss")[0], loss, 1e-2f);  // row 2 costs 2000 nats
+  EXPECT_TRUE(std::isfinite(h.Fetch("loss")[0]));
+}
+
+TEST(SoftmaxWithLoss, LossWithoutProbOutput) {
+  OpHarness h;
+  h.Feed("X", {4, 3});
+  h.FeedInt("label", {4}, Labels(4, 3));
+  h.Run(MakeOperator("SoftmaxWithLoss", {"X", "label"}, {"prob", "loss"}));
+  h.Run(MakeOperator("SoftmaxWithLoss", {"X", "label"}, {"", "loss_only"}));
+  EXPECT_EQ(h.Fetch("loss_only"), h.Fetch("loss"));
+}
+
+TEST(SoftmaxWithLoss, GradientScalesWithDloss) {
+  OpHarness h;
+  h.Feed("prob", {2, 3}, {0.2f, 0.3f, 0.5f, 0.1f, 0.1f, 0.8f});
+  h.FeedInt("label", {2}, {2, 0});
+  h.Feed("dloss", {}, {4.f});
+  h.Run(MakeOperator("SoftmaxWithLossGradient", {"prob", "label", "dloss"}, {"dX"}));
+  const std::vector<float> expected = {0.4f, 0.6f, -1.f, -1.8f, 0.2f, 1.6f};
+  EXPECT_LT(MaxAbsDiff(h.Fetch("dX"), expected), 1e-6f);
+}
+
+TEST(SoftmaxWithLoss, LabelOutOfRangeNamesOpRowAndValue) {
+  OpHarness h;
+  h.Feed("X", {3, 5});
+  h.FeedInt("label", {3}, {0, 5, 1});
+  OperatorDef op = MakeOperator("SoftmaxWithLoss", {"X", "label"}, {"prob", "loss"});
+  op.name = "xent";
+  try {
+    h.Run(op);
+    FAIL() << "expected a ValueError";
+  } catch (const ValueError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("SoftmaxWithLoss 'xent'"), std::string::npos) << what;
+    EXPECT_NE(what.find("row 1"), std::string::npos) << what;
+    EXPECT_NE(what.find("class 5"), std::string::npos) << what;
+  }
+  h.FeedInt("label", {3}, {0, -1, 1});
+  EXPECT_THROW(h.Run(op), ValueError);
+}
+
+TEST(SoftmaxWithLoss, BadInputsThrow) {
+  OpHarness h;
+  h.Feed("X", {3, 5});
+  h.Feed("float_label", {3}, {0.f, 1.f, 2.f});
+  h.FeedInt("short_label", {2}, {0, 1});
+  h.Feed("X3", {3, 5, 1});
+  h.FeedInt("label", {3}, {0, 1, 2});
+  for (const auto& [x, label] : std::vector<std::pair<std::string, std::string>>{
+           {"X", "float_label"}, {"X", "short_label"}, {"X3", "label"}}) {
+    EXPECT_THROW(h.Run(MakeOperator("SoftmaxWithLoss", {x, label}, {"prob", "loss"})), ValueError)
+        << x << ", " << label;
+  }
+  h.Feed("Y", {3, 4});
+  EXPECT_THROW(h.Run(MakeOperator("SoftmaxGradient", {"X", "Y"}, {"dX"})), ValueError);
+}
+
+TEST(SoftmaxWithLoss, ShapeInference) {
+  const OpSchema* schema = SchemaRegistry::Find("SoftmaxWithLoss");
+  ASSERT_NE(schema, nullptr);
+  const OperatorDef op = MakeOperator("SoftmaxWithLoss", {"X", "label"}, {"prob", "loss"});
+  auto out = schema->InferShapes(op, {{{8, 10}}, {{8}, DataType::kInt32}});
+  EXPECT_EQ(out[0].dims, (Shape{8, 10}));
+  EXPECT_EQ(out[1].dims, Shape{});
+  EXPECT_THROW(schema->InferShapes(op, {{{8, 10}}, {{8}, DataType::kFloat32}}), ValueError);
+  EXPECT_THROW(schema->InferShapes(op, {{{8, 10}}, {{4}, DataType::kInt32}}), ValueError);
+}
+
+TEST(SoftmaxWithLoss, GradientThroughProbIsRefused) {
+  const OperatorDef op = MakeOperator("SoftmaxWithLoss", {"X", "label"}, {"prob", "loss"});
+  GradientHelper helper(op, {"prob_grad", "loss_grad"}, {"X_grad", ""});
+  EXPECT_THROW((*GradientRegistry::Find("SoftmaxWithLoss"))(helper), ValueError);
+}
+
+}  // namespace
+}  // namespace crossbow::testing
