@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "crossbow/core/net.h"
+#include "operators/dnnl_utils.h"
 #include "tests/cpp/op_test_util.h"
 
 namespace crossbow::testing {
