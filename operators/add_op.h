@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "crossbow/core/operator.h"
-#include "operators/cached_reorder.h"
+#include "operators/reorder_cache.h"
 
 namespace crossbow {
 
@@ -17,7 +17,7 @@ class SumOp final : public Operator<CPUContext> {
   void Run() override;
 
  private:
-  std::vector<CachedReorder> reorders_;
+  std::vector<ReorderCache> reorders_;
   std::vector<Tensor> scratch_;
   std::vector<const Tensor*> addends_;  // input i or its reordered copy
 };

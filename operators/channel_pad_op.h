@@ -1,7 +1,7 @@
 #pragma once
 
 #include "crossbow/core/operator.h"
-#include "operators/cached_reorder.h"
+#include "operators/reorder_cache.h"
 
 namespace crossbow {
 
@@ -14,7 +14,7 @@ class ChannelPadOp final : public Operator<CPUContext> {
   void Run() override;
 
  private:
-  CachedReorder to_plain_;
+  ReorderCache to_plain_;
   Tensor plain_x_;
 };
 
@@ -26,7 +26,7 @@ class ChannelPadGradientOp final : public Operator<CPUContext> {
   void Run() override;
 
  private:
-  CachedReorder to_plain_;
+  ReorderCache to_plain_;
   Tensor plain_dy_;
 };
 

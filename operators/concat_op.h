@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "crossbow/core/operator.h"
-#include "operators/cached_reorder.h"
+#include "operators/reorder_cache.h"
 
 namespace crossbow {
 
@@ -29,9 +29,9 @@ class ConcatGradientOp final : public Operator<CPUContext> {
   void Run() override;
 
  private:
-  CachedReorder to_plain_;
+  ReorderCache to_plain_;
   Tensor plain_dy_;
-  std::vector<CachedReorder> slices_;
+  std::vector<ReorderCache> slices_;
 };
 
 }  // namespace crossbow

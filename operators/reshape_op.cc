@@ -51,7 +51,7 @@ void EnforceSameSize(const OperatorDef& def, const Shape& dy, const Shape& x) {
 }
 
 // Y = X's elements in row-major order under `shape`, plain.
-void CopyReshaped(const Tensor& x, const Shape& shape, Tensor* y, CachedReorder* to_plain,
+void CopyReshaped(const Tensor& x, const Shape& shape, Tensor* y, ReorderCache* to_plain,
                   CPUContext* ctx) {
   if (x.is_plain()) {
     y->Resize(shape, x.dtype());

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "crossbow/core/operator.h"
-#include "operators/cached_reorder.h"
+#include "operators/reorder_cache.h"
 
 namespace crossbow {
 
@@ -16,7 +16,7 @@ class FlattenOp final : public Operator<CPUContext> {
   void Run() override;
 
  private:
-  CachedReorder to_plain_;
+  ReorderCache to_plain_;
 };
 
 // Y = X under the `shape` argument (0 keeps that dimension of X, one -1 is inferred).
@@ -27,7 +27,7 @@ class ReshapeOp final : public Operator<CPUContext> {
 
  private:
   Shape x_shape_, y_shape_;
-  CachedReorder to_plain_;
+  ReorderCache to_plain_;
 };
 
 // dX = dY under X's shape: the gradient of Flatten and Reshape.
@@ -37,7 +37,7 @@ class ReshapeLikeOp final : public Operator<CPUContext> {
   void Run() override;
 
  private:
-  CachedReorder to_plain_;
+  ReorderCache to_plain_;
 };
 
 }  // namespace crossbow

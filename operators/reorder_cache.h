@@ -6,7 +6,7 @@ namespace crossbow {
 
 // A reorder whose primitive is kept across runs and rebuilt only when the source or
 // destination layout changes, for operators that convert layouts on every iteration.
-class CachedReorder {
+class ReorderCache {
  public:
   // Copies the bytes of `src`, read as `src_md` (its own layout or a sub-region of it),
   // into the bytes of `dst`, written as `dst_md`. `dst` must already hold them.

@@ -1,10 +1,10 @@
-#include "operators/cached_reorder.h"
+#include "operators/reorder_cache.h"
 
 namespace crossbow {
 
 using namespace dnnl_utils;
 
-void CachedReorder::Run(const Tensor& src, const memory::desc& src_md, Tensor* dst,
+void ReorderCache::Run(const Tensor& src, const memory::desc& src_md, Tensor* dst,
                         const memory::desc& dst_md, CPUContext* ctx) {
   if (src_md != src_md_ || dst_md != dst_md_) {
     reorder_ =
@@ -16,7 +16,7 @@ void CachedReorder::Run(const Tensor& src, const memory::desc& src_md, Tensor* d
           {{DNNL_ARG_FROM, Wrap(src, src_md, ctx)}, {DNNL_ARG_TO, Wrap(*dst, dst_md, ctx)}}, ctx);
 }
 
-const Tensor& CachedReorder::As(const Tensor& src, const memory::desc& md, Tensor* scratch,
+const Tensor& ReorderCache::As(const Tensor& src, const memory::desc& md, Tensor* scratch,
                                 CPUContext* ctx) {
   const memory::desc src_md = DescOf(src);
   if (src_md == md) return src;
