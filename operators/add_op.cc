@@ -1,0 +1,114 @@
+#include "operators/add_op.h"
+
+#include <cstring>
+#include <limits>
+
+namespace crossbow {
+
+using namespace dnnl_utils;
+
+namespace {
+
+constexpr int64_t kMinParallelElements = 1 << 16;
+
+void AddArrays(const float* a, const float* b, float* out, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n >= kMinParallelElements)
+  for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+std::vector<TensorShape> SameShapes(const OperatorDef& def, const std::vector<TensorShape>& in) {
+  for (size_t i = 1; i < in.size(); ++i) {
+    CROSSBOW_ENFORCE_VALUE(in[i].dims == in[0].dims, def.Label(), ": input ", i, " '",
+                           def.inputs[i], "' has shape ", ShapeString(in[i].dims),
+                           ", expected the shape of '", def.inputs[0], "' ",
+                           ShapeString(in[0].dims));
+  }
+  return {in[0]};
+}
+
+std::vector<OperatorDef> CopyToEachInputGradient(const GradientHelper& g) {
+  std::vector<OperatorDef> ops;
+  for (int i = 0; i < static_cast<int>(g.def().inputs.size()); ++i) {
+    if (!g.GI(i).empty()) ops.push_back(g.Op("Copy", {g.GO(0)}, {g.GI(i)}));
+  }
+  return ops;
+}
+
+}  // namespace
+
+SumOp::SumOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
+    : Operator(def, ws, context),
+      reorders_(InputSize()),
+      scratch_(InputSize()),
+      addends_(InputSize()) {}
+
+void SumOp::Run() {
+  const Tensor& first = Input(0);
+  const memory::desc md = DescOf(first);
+  // Every addend is brought to X1's layout before Y (which may alias an input) is written.
+  for (int i = 1; i < InputSize(); ++i) {
+    EnforceInputShape(i, first.shape());
+    addends_[i] = &reorders_[i].As(Input(i), md, &scratch_[i], context_);
+  }
+  Tensor* y = Output(0);
+  y->ResizeLike(first);
+  auto* out = y->mutable_data<float>();
+  const auto n = static_cast<int64_t>(y->nbytes() / sizeof(float));
+  const auto* x1 = first.data<float>();
+  if (InputSize() == 1) {
+    if (out != x1) std::memcpy(out, x1, y->nbytes());
+    return;
+  }
+  for (int i = 1; i < InputSize(); ++i) {
+    AddArrays(i == 1 ? x1 : out, addends_[i]->data<float>(), out, n);
+  }
+}
+
+void CopyOp::Run() {
+  const Tensor& x = Input(0);
+  Tensor* y = Output(0);
+  y->ResizeLike(x);
+  if (y->raw_data() != x.raw_data()) std::memcpy(y->raw_data(), x.raw_data(), x.nbytes());
+}
+
+OPERATOR_SCHEMA(Add)
+    .NumInputs(2)
+    .NumOutputs(1)
+    .AllowInplace({{0, 0}, {1, 0}})
+    .ShapeInference(SameShapes)
+    .Doc(
+        "C = A + B element-wise. A and B have the same shape but may differ in layout; C takes "
+        "A's layout.")
+    .Input(0, "A", "float tensor")
+    .Input(1, "B", "float tensor of A's shape")
+    .Output(0, "C", "A + B");
+REGISTER_CPU_OPERATOR(Add, SumOp);
+REGISTER_GRADIENT(Add, CopyToEachInputGradient);
+
+OPERATOR_SCHEMA(Sum)
+    .NumInputs(1, std::numeric_limits<int>::max())
+    .NumOutputs(1)
+    .AllowInplace({{0, 0}})
+    .ShapeInference(SameShapes)
+    .Doc(
+        "Y = X1 + ... + Xn element-wise (n >= 1), in X1's layout; inputs laid out otherwise are "
+        "reordered to it. Autodiff uses it to add up gradient contributions.")
+    .Input(0, "X1", "float tensor")
+    .Input(1, "X2..Xn", "float tensors of X1's shape, any layout")
+    .Output(0, "Y", "the sum");
+REGISTER_CPU_OPERATOR(Sum, SumOp);
+REGISTER_GRADIENT(Sum, CopyToEachInputGradient);
+
+OPERATOR_SCHEMA(Copy)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .IdenticalShape()
+    .Doc("Y = X, copied in X's layout (and dtype).")
+    .Input(0, "X", "any tensor")
+    .Output(0, "Y", "a copy of X");
+REGISTER_CPU_OPERATOR(Copy, CopyOp);
+REGISTER_GRADIENT(Copy, [](const GradientHelper& g) {
+  return std::vector<OperatorDef>{g.Op("Copy", {g.GO(0)}, {g.GI(0)})};
+});
+
+}  // namespace crossbow

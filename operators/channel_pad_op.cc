@@ -1,0 +1,173 @@
+#include "operators/channel_pad_op.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <functional>
+#include <numeric>
+
+namespace crossbow {
+
+using namespace dnnl_utils;
+using Tag = memory::format_tag;
+
+namespace {
+
+struct Padding {
+  int64_t before, after;
+};
+
+Padding PaddingOf(const OperatorDef& def) {
+  Padding pad{def.Arg<int64_t>("before", 0), def.Arg<int64_t>("after", 0)};
+  CROSSBOW_ENFORCE_VALUE(pad.before >= 0 && pad.after >= 0, def.Label(),
+                         ": before and after must be >= 0, got ", pad.before, " and ", pad.after);
+  return pad;
+}
+
+void EnforceChannels(const OperatorDef& def, const Shape& s) {
+  CROSSBOW_ENFORCE_VALUE(s.size() >= 2, def.Label(), ": input '", def.inputs[0], "' has shape ",
+                         ShapeString(s), "; expected [N, C, ...]");
+}
+
+Shape PaddedShape(const OperatorDef& def, const Shape& x) {
+  EnforceChannels(def, x);
+  const Padding pad = PaddingOf(def);
+  Shape y = x;
+  y[1] += pad.before + pad.after;
+  return y;
+}
+
+Shape UnpaddedShape(const OperatorDef& def, const Shape& dy) {
+  EnforceChannels(def, dy);
+  const Padding pad = PaddingOf(def);
+  Shape dx = dy;
+  dx[1] -= pad.before + pad.after;
+  CROSSBOW_ENFORCE_VALUE(dx[1] > 0, def.Label(), ": input '", def.inputs[0], "' of shape ",
+                         ShapeString(dy), " has no channels left after removing ", pad.before,
+                         " + ", pad.after, " padded ones");
+  return dx;
+}
+
+// A layout that keeps channels in blocks of `block`, with everything else row-major.
+struct ChannelBlocking {
+  Tag tag;
+  int64_t block;
+};
+constexpr std::array<ChannelBlocking, 2> kBlockings{{{Tag::nChw16c, 16}, {Tag::nChw8c, 8}}};
+
+// The blocking of `t`'s layout when it is exactly nChw16c or nChw8c.
+const ChannelBlocking* BlockingOf(const Tensor& t) {
+  if (t.is_plain() || t.ndim() != 4) return nullptr;
+  for (const ChannelBlocking& b : kBlockings) {
+    if (t.layout() == memory::desc(Dims(t.shape()), memory::data_type::f32, b.tag)) return &b;
+  }
+  return nullptr;
+}
+
+int64_t RoundUp(int64_t n, int64_t block) { return (n + block - 1) / block * block; }
+
+// Elements of one channel of one image.
+int64_t ChannelSize(const Shape& s) {
+  return std::accumulate(s.begin() + 2, s.end(), int64_t{1}, std::multiplies<>());
+}
+
+// Floats one image takes in a layout with channels in blocks of `block` (1 = plain).
+int64_t ImageSize(const Shape& s, int64_t block) { return RoundUp(s[1], block) * ChannelSize(s); }
+
+// In both plain and channel-blocked layouts an image is its channels (or channel blocks) one
+// after another, so padding by whole blocks is: zeros, X's image (its block padding is zero,
+// as oneDNN keeps it), zeros.
+void PadImages(const float* x, float* y, int64_t images, int64_t x_size, int64_t y_size,
+               int64_t front) {
+  for (int64_t n = 0; n < images; ++n, x += x_size, y += y_size) {
+    std::fill(y, y + front, 0.f);
+    std::memcpy(y + front, x, x_size * sizeof(float));
+    std::fill(y + front + x_size, y + y_size, 0.f);
+  }
+}
+
+void SliceImages(const float* dy, float* dx, int64_t images, int64_t dy_size, int64_t dx_size,
+                 int64_t front) {
+  for (int64_t n = 0; n < images; ++n, dy += dy_size, dx += dx_size) {
+    std::memcpy(dx, dy + front, dx_size * sizeof(float));
+  }
+}
+
+}  // namespace
+
+void ChannelPadOp::Run() {
+  const Tensor& x = Input(0);
+  const Shape y_shape = PaddedShape(def(), x.shape());
+  const Padding pad = PaddingOf(def());
+  const ChannelBlocking* blocking = BlockingOf(x);
+  const bool blocked =
+      blocking && pad.before % blocking->block == 0 && pad.after % blocking->block == 0;
+  const int64_t block = blocked ? blocking->block : 1;
+  const Tensor& src = blocked ? x : to_plain_.As(x, PlainDesc(x.shape()), &plain_x_, context_);
+  Tensor* y = Output(0);
+  if (blocked) {
+    y->ResizeBlocked(y_shape, memory::desc(Dims(y_shape), memory::data_type::f32, blocking->tag));
+  } else {
+    y->Resize(y_shape);
+  }
+  const int64_t front = pad.before * ChannelSize(x.shape());
+  PadImages(src.data<float>(), y->mutable_data<float>(), x.dim(0), ImageSize(x.shape(), block),
+            ImageSize(y_shape, block), front);
+}
+
+void ChannelPadGradientOp::Run() {
+  const Tensor& dy = Input(0);
+  const Shape dx_shape = UnpaddedShape(def(), dy.shape());
+  const Padding pad = PaddingOf(def());
+  const ChannelBlocking* blocking = BlockingOf(dy);
+  // X's channels must fill whole blocks too, or dX's block padding would get dY's values.
+  const bool blocked = blocking && pad.before % blocking->block == 0 &&
+                       pad.after % blocking->block == 0 && dx_shape[1] % blocking->block == 0;
+  const int64_t block = blocked ? blocking->block : 1;
+  const Tensor& src = blocked ? dy : to_plain_.As(dy, PlainDesc(dy.shape()), &plain_dy_, context_);
+  Tensor* dx = Output(0);
+  if (blocked) {
+    dx->ResizeBlocked(dx_shape,
+                      memory::desc(Dims(dx_shape), memory::data_type::f32, blocking->tag));
+  } else {
+    dx->Resize(dx_shape);
+  }
+  const int64_t front = pad.before * ChannelSize(dy.shape());
+  SliceImages(src.data<float>(), dx->mutable_data<float>(), dy.dim(0), ImageSize(dy.shape(), block),
+              ImageSize(dx_shape, block), front);
+}
+
+OPERATOR_SCHEMA(ChannelPad)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .ShapeInference([](const OperatorDef& def, const std::vector<TensorShape>& in) {
+      return std::vector<TensorShape>{{PaddedShape(def, in[0].dims), in[0].dtype}};
+    })
+    .Doc(
+        "Y = X with `before` zero channels in front and `after` behind (axis 1), the "
+        "parameter-free shortcut of CIFAR ResNets. nChw16c/nChw8c X padded by whole blocks "
+        "keeps its layout; otherwise Y is plain.")
+    .Input(0, "X", "float [N, C, ...]")
+    .Output(0, "Y", "[N, before + C + after, ...]")
+    .Arg("before", "int, default 0: zero channels in front")
+    .Arg("after", "int, default 0: zero channels behind");
+REGISTER_CPU_OPERATOR(ChannelPad, ChannelPadOp);
+REGISTER_GRADIENT(ChannelPad, [](const GradientHelper& g) {
+  return std::vector<OperatorDef>{g.Op("ChannelPadGradient", {g.GO(0)}, {g.GI(0)})};
+});
+
+OPERATOR_SCHEMA(ChannelPadGradient)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .ShapeInference([](const OperatorDef& def, const std::vector<TensorShape>& in) {
+      return std::vector<TensorShape>{{UnpaddedShape(def, in[0].dims), in[0].dtype}};
+    })
+    .Doc("Gradient of ChannelPad: dX = dY without its padded channels.")
+    .Input(0, "dY", "gradient of ChannelPad's output")
+    .Output(0, "dX", "[N, C, ...], the channels that came from X")
+    .Arg("before", "as given to ChannelPad")
+    .Arg("after", "as given to ChannelPad");
+REGISTER_CPU_OPERATOR(ChannelPadGradient, ChannelPadGradientOp);
+NO_GRADIENT(ChannelPadGradient);
+
+}  // namespace crossbow
