@@ -1,0 +1,32 @@
+#pragma once
+
+#include "crossbow/core/operator.h"
+#include "operators/dnnl_utils.h"
+
+namespace crossbow {
+
+// Inverted dropout. Training: Y = X * mask / (1 - ratio), mask ~ Bernoulli(1 - ratio) drawn
+// from the context's generator, both in X's layout (element-wise over its bytes). Test: Y = X.
+class DropoutOp final : public Operator<CPUContext> {
+ public:
+  DropoutOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
+  void Run() override;
+
+ private:
+  const float ratio_;
+  const bool is_test_;
+};
+
+// dX = dY * mask / (1 - ratio) (dX = dY in test mode), in the mask's layout.
+class DropoutGradientOp final : public Operator<CPUContext> {
+ public:
+  DropoutGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
+  void Run() override;
+
+ private:
+  const float ratio_;
+  const bool is_test_;
+  Tensor dy_scratch_;  // dY reordered to the mask's layout, when they differ
+};
+
+}  // namespace crossbow

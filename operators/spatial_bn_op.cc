@@ -1,0 +1,208 @@
+#include "operators/spatial_bn_op.h"
+
+namespace crossbow {
+
+using namespace dnnl_utils;
+using dnnl::normalization_flags;
+using dnnl::prop_kind;
+
+namespace {
+
+const normalization_flags kScaleShift =
+    normalization_flags::use_scale | normalization_flags::use_shift;
+
+// Throws unless input 0 is [N, C, H, W] and every input in `per_channel` is [C].
+template <typename ShapeOf>
+void EnforceBNShapes(const OperatorDef& def, ShapeOf shape_of,
+                     std::initializer_list<int> per_channel) {
+  const Shape& x = shape_of(0);
+  CROSSBOW_ENFORCE_VALUE(x.size() == 4, def.Label(), ": input 0 '", def.inputs[0], "' has shape ",
+                         ShapeString(x), ", expected [N, C, H, W]");
+  for (int i : per_channel) {
+    CROSSBOW_ENFORCE_VALUE(shape_of(i).size() == 1 && shape_of(i)[0] == x[1], def.Label(),
+                           ": input ", i, " '", def.inputs[i], "' has shape ",
+                           ShapeString(shape_of(i)), ", expected [", x[1], "] (the channels of ",
+                           def.inputs[0], " ", ShapeString(x), ")");
+  }
+}
+
+Tensor* OutputOr(OperatorBase* op, int i, Tensor* scratch) {
+  return op->HasOutput(i) ? op->Output(i) : scratch;
+}
+
+}  // namespace
+
+SpatialBNOp::SpatialBNOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
+    : Operator(def, ws, context),
+      epsilon_(Arg<float>("epsilon", 1e-5f)),
+      momentum_(Arg<float>("momentum", 0.9f)),
+      is_test_(Arg<bool>("is_test", false)) {
+  CROSSBOW_ENFORCE_VALUE(is_test_ || OutputSize() == 5, def.Label(),
+                         ": training needs 5 outputs (Y, running_mean, running_var, saved_mean, "
+                         "saved_var), got ",
+                         OutputSize());
+}
+
+void SpatialBNOp::Run() {
+  const Tensor& x = Input(0);
+  EnforceBNShapes(def(), [&](int i) -> const Shape& { return Input(i).shape(); }, {1, 2, 3, 4});
+  const memory::desc x_md = DescOf(x);
+  if (x_md != x_md_) {
+    const auto flags = is_test_ ? kScaleShift | normalization_flags::use_global_stats : kScaleShift;
+    auto desc = dnnl::batch_normalization_forward::desc(
+        is_test_ ? prop_kind::forward_inference : prop_kind::forward_training, x_md, epsilon_,
+        flags);
+    primitive_ = dnnl::batch_normalization_forward({desc, context_->engine()});
+    x_md_ = x_md;
+    c_md_ = PlainDesc({x.dim(1)});
+  }
+  Tensor* y = Output(0);
+  ResizeTo(y, x.shape(), x_md);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, Wrap(x, x_md, context_)},
+                                       {DNNL_ARG_DST, Wrap(*y, x_md, context_)},
+                                       {DNNL_ARG_SCALE, Wrap(Input(1), c_md_, context_)},
+                                       {DNNL_ARG_SHIFT, Wrap(Input(2), c_md_, context_)}};
+  if (is_test_) {
+    args.emplace(DNNL_ARG_MEAN, Wrap(Input(3), c_md_, context_));
+    args.emplace(DNNL_ARG_VARIANCE, Wrap(Input(4), c_md_, context_));
+    Execute(primitive_, args, context_);
+    return;
+  }
+  const int64_t count = x.dim(0) * x.dim(2) * x.dim(3);
+  CROSSBOW_ENFORCE_VALUE(count > 1, def().Label(), ": training needs more than one value per ",
+                         "channel, input 0 '", def().inputs[0], "' has shape ",
+                         ShapeString(x.shape()));
+  Tensor* mean = OutputOr(this, 3, &mean_scratch_);
+  Tensor* var = OutputOr(this, 4, &var_scratch_);
+  mean->Resize({x.dim(1)});
+  var->Resize({x.dim(1)});
+  args.emplace(DNNL_ARG_MEAN, Wrap(*mean, c_md_, context_));
+  args.emplace(DNNL_ARG_VARIANCE, Wrap(*var, c_md_, context_));
+  Execute(primitive_, args, context_);
+  UpdateRunningStats(*mean, *var, count);
+}
+
+// running = momentum * running + (1 - momentum) * batch, with the unbiased batch variance.
+void SpatialBNOp::UpdateRunningStats(const Tensor& mean, const Tensor& var, int64_t count) {
+  const float unbias = static_cast<float>(count) / static_cast<float>(count - 1);
+  const float* batch_mean = mean.data<float>();
+  const float* batch_var = var.data<float>();
+  float* running_mean = Output(1)->mutable_data<float>();
+  float* running_var = Output(2)->mutable_data<float>();
+  for (int64_t c = 0; c < mean.numel(); ++c) {
+    running_mean[c] = momentum_ * running_mean[c] + (1.f - momentum_) * batch_mean[c];
+    running_var[c] = momentum_ * running_var[c] + (1.f - momentum_) * batch_var[c] * unbias;
+  }
+}
+
+SpatialBNGradientOp::SpatialBNGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
+    : Operator(def, ws, context), epsilon_(Arg<float>("epsilon", 1e-5f)) {}
+
+void SpatialBNGradientOp::Run() {
+  const Tensor& x = Input(0);
+  EnforceBNShapes(def(), [&](int i) -> const Shape& { return Input(i).shape(); }, {1, 2, 3});
+  EnforceInputShape(4, x.shape());
+  const memory::desc x_md = DescOf(x);
+  if (x_md != x_md_) {
+    auto hint_desc = dnnl::batch_normalization_forward::desc(prop_kind::forward_training, x_md,
+                                                             epsilon_, kScaleShift);
+    dnnl::batch_normalization_forward::primitive_desc hint(hint_desc, context_->engine());
+    auto desc = dnnl::batch_normalization_backward::desc(prop_kind::backward, x_md, x_md, epsilon_,
+                                                         kScaleShift);
+    primitive_ = dnnl::batch_normalization_backward({desc, context_->engine(), hint});
+    x_md_ = x_md;
+    c_md_ = PlainDesc({x.dim(1)});
+  }
+  const Tensor* dy = &Input(4);
+  if (DescOf(*dy) != x_md) {
+    ReorderTo(*dy, x_md, &dy_scratch_, context_);
+    dy = &dy_scratch_;
+  }
+  Tensor* dx = OutputOr(this, 0, &dx_scratch_);
+  Tensor* dscale = OutputOr(this, 1, &dscale_scratch_);
+  Tensor* dbias = OutputOr(this, 2, &dbias_scratch_);
+  ResizeTo(dx, x.shape(), x_md);
+  dscale->Resize({x.dim(1)});
+  dbias->Resize({x.dim(1)});
+  const memory scale = Wrap(Input(1), c_md_, context_);
+  // oneDNN 2.6 insists on a shift argument here although no gradient depends on its values.
+  Execute(primitive_,
+          {{DNNL_ARG_SRC, Wrap(x, x_md, context_)},
+           {DNNL_ARG_SCALE, scale},
+           {DNNL_ARG_SHIFT, scale},
+           {DNNL_ARG_MEAN, Wrap(Input(2), c_md_, context_)},
+           {DNNL_ARG_VARIANCE, Wrap(Input(3), c_md_, context_)},
+           {DNNL_ARG_DIFF_DST, Wrap(*dy, x_md, context_)},
+           {DNNL_ARG_DIFF_SRC, Wrap(*dx, x_md, context_)},
+           {DNNL_ARG_DIFF_SCALE, Wrap(*dscale, c_md_, context_)},
+           {DNNL_ARG_DIFF_SHIFT, Wrap(*dbias, c_md_, context_)}},
+          context_);
+}
+
+OPERATOR_SCHEMA(SpatialBN)
+    .NumInputs(5)
+    .NumOutputs(1, 5)
+    .EnforceInplace({{3, 1}, {4, 2}})
+    .ShapeInference([](const OperatorDef& def, const std::vector<TensorShape>& in) {
+      EnforceBNShapes(def, [&](int i) -> const Shape& { return in[i].dims; }, {1, 2, 3, 4});
+      CROSSBOW_ENFORCE_VALUE(def.Arg<bool>("is_test", false) || def.outputs.size() == 5,
+                             def.Label(), ": training needs 5 outputs, got ", def.outputs.size());
+      std::vector<TensorShape> out(def.outputs.size(), in[1]);
+      out[0] = in[0];
+      return out;
+    })
+    .Doc(
+        "Batch normalisation per channel: Y = scale (X - mean) / sqrt(var + epsilon) + bias. "
+        "Training uses the batch statistics and updates the running ones in place "
+        "(running_var with the unbiased batch variance, as PyTorch); is_test uses the running "
+        "statistics and writes only Y.")
+    .Input(0, "X", "[N, C, H, W], any layout")
+    .Input(1, "scale", "[C], plain")
+    .Input(2, "bias", "[C], plain")
+    .Input(3, "running_mean", "[C], plain")
+    .Input(4, "running_var", "[C], plain")
+    .Output(0, "Y", "X's shape and layout")
+    .Output(1, "running_mean", "input 3, updated in place (training)")
+    .Output(2, "running_var", "input 4, updated in place (training)")
+    .Output(3, "saved_mean", "[C]: the batch mean (training)")
+    .Output(4, "saved_var", "[C]: the biased batch variance (training)")
+    .Arg("epsilon", "float, default 1e-5: added to the variance")
+    .Arg("momentum", "float, default 0.9: running = momentum running + (1 - momentum) batch")
+    .Arg("is_test", "int, default 0: normalise with the running statistics");
+REGISTER_CPU_OPERATOR(SpatialBN, SpatialBNOp);
+
+OPERATOR_SCHEMA(SpatialBNGradient)
+    .NumInputs(5)
+    .NumOutputs(3)
+    .ShapeInference([](const OperatorDef& def, const std::vector<TensorShape>& in) {
+      EnforceBNShapes(def, [&](int i) -> const Shape& { return in[i].dims; }, {1, 2, 3});
+      CROSSBOW_ENFORCE_VALUE(in[4].dims == in[0].dims, def.Label(), ": input 4 '", def.inputs[4],
+                             "' has shape ", ShapeString(in[4].dims), ", expected ",
+                             ShapeString(in[0].dims));
+      return std::vector<TensorShape>{in[0], in[1], in[1]};
+    })
+    .Doc("Gradient of SpatialBN in training, from the saved batch statistics.")
+    .Input(0, "X", "SpatialBN's input")
+    .Input(1, "scale", "[C]")
+    .Input(2, "saved_mean", "[C]: SpatialBN's output 3")
+    .Input(3, "saved_var", "[C]: SpatialBN's output 4")
+    .Input(4, "dY", "gradient of Y, any layout")
+    .Output(0, "dX", "gradient of X, in X's layout")
+    .Output(1, "dscale", "[C], plain")
+    .Output(2, "dbias", "[C], plain")
+    .Arg("epsilon", "float, default 1e-5: as in the forward operator");
+REGISTER_CPU_OPERATOR(SpatialBNGradient, SpatialBNGradientOp);
+
+REGISTER_GRADIENT(SpatialBN, [](const GradientHelper& g) {
+  const OperatorDef& def = g.def();
+  CROSSBOW_ENFORCE_VALUE(!def.Arg<bool>("is_test", false) && def.outputs.size() == 5 &&
+                             !g.O(3).empty() && !g.O(4).empty(),
+                         def.Label(),
+                         ": has a gradient only in training (is_test=0) with "
+                         "saved_mean and saved_var (outputs 3 and 4) named");
+  return std::vector<OperatorDef>{g.Op(
+      "SpatialBNGradient", {g.I(0), g.I(1), g.O(3), g.O(4), g.GO(0)}, {g.GI(0), g.GI(1), g.GI(2)})};
+});
+NO_GRADIENT(SpatialBNGradient);
+
+}  // namespace crossbow

@@ -1,0 +1,187 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "operators/dnnl_utils.h"
+#include "tests/cpp/op_test_util.h"
+
+namespace crossbow::testing {
+namespace {
+
+using dnnl::memory;
+
+// Per-channel batch mean and biased variance of [N, C, H, W].
+void NaiveStats(const std::vector<float>& x, const Shape& s, std::vector<float>* mean,
+                std::vector<float>* var) {
+  const int64_t hw = s[2] * s[3], count = s[0] * hw;
+  mean->assign(s[1], 0.f);
+  var->assign(s[1], 0.f);
+  for (int64_t c = 0; c < s[1]; ++c) {
+    double sum = 0, sq = 0;
+    for (int64_t n = 0; n < s[0]; ++n) {
+      for (int64_t i = 0; i < hw; ++i) {
+        const double v = x[(n * s[1] + c) * hw + i];
+        sum += v;
+        sq += v * v;
+      }
+    }
+    (*mean)[c] = static_cast<float>(sum / count);
+    (*var)[c] = static_cast<float>(sq / count - (sum / count) * (sum / count));
+  }
+}
+
+std::vector<float> NaiveNormalize(const std::vector<float>& x, const Shape& s,
+                                  const std::vector<float>& scale, const std::vector<float>& bias,
+                                  const std::vector<float>& mean, const std::vector<float>& var,
+                                  float epsilon) {
+  std::vector<float> y(x.size());
+  const int64_t hw = s[2] * s[3];
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int64_t c = (i / hw) % s[1];
+    y[i] = scale[c] * (x[i] - mean[c]) / std::sqrt(var[c] + epsilon) + bias[c];
+  }
+  return y;
+}
+
+void FeedParams(OpHarness& h, int64_t channels) {
+  h.Feed("scale", {channels}, {}, 0.5f, 1.5f);
+  h.Feed("bias", {channels});
+  h.Feed("rm", {channels});
+  h.Feed("rv", {channels}, {}, 0.5f, 2.f);
+}
+
+OperatorDef TrainingBN(std::map<std::string, Argument> args = {}) {
+  return MakeOperator("SpatialBN", {"X", "scale", "bias", "rm", "rv"},
+                      {"Y", "rm", "rv", "saved_mean", "saved_var"}, std::move(args));
+}
+
+void MakeBlocked(OpHarness& h, const std::string& name) {
+  Tensor plain = *h.ws().GetTensor(name);
+  memory::desc md(dnnl_utils::Dims(plain.shape()), memory::data_type::f32,
+                  memory::format_tag::nChw16c);
+  dnnl_utils::ReorderTo(plain, md, h.ws().GetTensor(name), &h.context());
+}
+
+template <typename F>
+void ExpectValueError(F&& run, const std::string& needle) {
+  try {
+    run();
+    ADD_FAILURE() << "expected a ValueError mentioning '" << needle << "'";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(SpatialBN, TrainingMatchesReference) {
+  for (const Shape& shape : {Shape{1, 3, 4, 5}, Shape{4, 17, 3, 3}}) {
+    OpHarness h;
+    h.Feed("X", shape, {}, -2.f, 3.f);
+    FeedParams(h, shape[1]);
+    auto x = h.Fetch("X"), scale = h.Fetch("scale"), bias = h.Fetch("bias");
+    auto rm = h.Fetch("rm"), rv = h.Fetch("rv");
+    h.Run(TrainingBN({{"momentum", 0.8}, {"epsilon", 1e-3}}));
+
+    std::vector<float> mean, var;
+    NaiveStats(x, shape, &mean, &var);
+    EXPECT_LT(MaxAbsDiff(h.Fetch("saved_mean"), mean), 1e-5f);
+    EXPECT_LT(MaxAbsDiff(h.Fetch("saved_var"), var), 1e-4f);
+    EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), NaiveNormalize(x, shape, scale, bias, mean, var, 1e-3f)),
+              1e-4f);
+    const float count = static_cast<float>(shape[0] * shape[2] * shape[3]);
+    for (int64_t c = 0; c < shape[1]; ++c) {
+      rm[c] = 0.8f * rm[c] + 0.2f * mean[c];
+      rv[c] = 0.8f * rv[c] + 0.2f * var[c] * count / (count - 1);
+    }
+    EXPECT_LT(MaxAbsDiff(h.Fetch("rm"), rm), 1e-5f);
+    EXPECT_LT(MaxAbsDiff(h.Fetch("rv"), rv), 1e-4f);
+  }
+}
+
+TEST(SpatialBN, TestModeUsesRunningStatistics) {
+  const Shape shape{2, 17, 3, 2};
+  OpHarness h;
+  h.Feed("X", shape);
+  FeedParams(h, shape[1]);
+  h.Feed("saved_mean", {17}, std::vector<float>(17, 42.f));
+  auto x = h.Fetch("X"), rm = h.Fetch("rm"), rv = h.Fetch("rv");
+  h.Run(TrainingBN({{"is_test", 1}}));
+  auto expected = NaiveNormalize(x, shape, h.Fetch("scale"), h.Fetch("bias"), rm, rv, 1e-5f);
+  EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), expected), 1e-5f);
+  EXPECT_EQ(h.Fetch("rm"), rm);
+  EXPECT_EQ(h.Fetch("rv"), rv);
+  EXPECT_EQ(h.Fetch("saved_mean"), std::vector<float>(17, 42.f));
+
+  h.Run(MakeOperator("SpatialBN", {"X", "scale", "bias", "rm", "rv"}, {"Y1"}, {{"is_test", 1}}));
+  EXPECT_EQ(h.Fetch("Y1"), h.Fetch("Y"));
+}
+
+TEST(SpatialBN, GradientMatchesNumeric) {
+  for (const Shape& shape : {Shape{1, 3, 2, 3}, Shape{2, 17, 2, 2}}) {
+    OpHarness h;
+    h.Feed("X", shape);
+    FeedParams(h, shape[1]);
+    GradCheckOptions options;
+    options.step = 2e-3f;
+    CheckGradient(h, TrainingBN(), {0, 1, 2}, options);
+  }
+}
+
+TEST(SpatialBN, BlockedInputKeepsLayout) {
+  const Shape shape{2, 20, 3, 3};
+  OpHarness h;
+  h.Feed("X", shape);
+  FeedParams(h, shape[1]);
+  h.Feed("dY", shape);
+  const std::vector<std::string> grads = {"dX", "dscale", "dbias"};
+  auto backward = [&](const std::string& suffix) {
+    h.Run(MakeOperator("SpatialBN", {"X", "scale", "bias", "rm", "rv"},
+                       {"Y" + suffix, "rm", "rv", "sm" + suffix, "sv" + suffix}));
+    h.Run(MakeOperator("SpatialBNGradient", {"X", "scale", "sm" + suffix, "sv" + suffix, "dY"},
+                       {"dX" + suffix, "dscale" + suffix, "dbias" + suffix}));
+  };
+  backward("_plain");
+  MakeBlocked(h, "X");  // dY stays plain: the gradient must reorder it
+  backward("_blocked");
+  EXPECT_FALSE(h.ws().GetTensor("Y_blocked")->is_plain());
+  EXPECT_FALSE(h.ws().GetTensor("dX_blocked")->is_plain());
+  for (std::string name : {"Y", "sm", "sv", "dX", "dscale", "dbias"}) {
+    EXPECT_LT(MaxAbsDiff(h.Fetch(name + "_plain"), h.Fetch(name + "_blocked")), 1e-5f) << name;
+  }
+}
+
+TEST(SpatialBN, RejectsScaleOfWrongLength) {
+  OpHarness h;
+  h.Feed("X", {2, 4, 3, 3});
+  FeedParams(h, 4);
+  h.Feed("scale", {3});
+  auto op = TrainingBN();
+  op.name = "bn1";
+  ExpectValueError([&] { h.Run(op); }, "SpatialBN 'bn1': input 1 'scale' has shape [3]");
+  const OpSchema* schema = SchemaRegistry::Find("SpatialBN");
+  ExpectValueError(
+      [&] {
+        schema->InferShapes(op, {{{2, 4, 3, 3}}, {{3}}, {{4}}, {{4}}, {{4}}});
+      },
+      "[2, 4, 3, 3]");
+}
+
+TEST(SpatialBN, RejectsTrainingWithoutStatisticsOutputs) {
+  OpHarness h;
+  h.Feed("X", {2, 4, 3, 3});
+  FeedParams(h, 4);
+  ExpectValueError(
+      [&] {
+        h.Run(MakeOperator("SpatialBN", {"X", "scale", "bias", "rm", "rv"}, {"Y"}));
+      },
+      "training needs 5 outputs");
+  h.Feed("X1", {1, 4, 1, 1});
+  ExpectValueError(
+      [&] {
+        h.Run(MakeOperator("SpatialBN", {"X1", "scale", "bias", "rm", "rv"},
+                           {"Y", "rm", "rv", "sm", "sv"}));
+      },
+      "more than one value per channel");
+}
+
+}  // namespace
+}  // namespace crossbow::testing
