@@ -88,7 +88,7 @@ class GradientHelper {
                  std::vector<std::string> outputs) const;
 
  private:
-  const OperatorDef& def_;
+  OperatorDef def_;
   std::vector<std::string> output_grads_, input_grads_;
 };
 

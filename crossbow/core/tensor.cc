@@ -15,6 +15,8 @@ size_t DataTypeSize(DataType type) {
       return 2;
     case DataType::kInt64:
       return 8;
+    case DataType::kUInt8:
+      return 1;
   }
   CROSSBOW_FAIL("unknown dtype ", static_cast<int>(type));
 }
@@ -31,6 +33,8 @@ const char* DataTypeName(DataType type) {
       return "int32";
     case DataType::kInt64:
       return "int64";
+    case DataType::kUInt8:
+      return "uint8";
   }
   return "unknown";
 }
@@ -91,9 +95,26 @@ void Tensor::Resize(const Shape& shape, DataType dtype) {
   Reserve(nbytes());
 }
 
+namespace {
+DataType FromDnnl(dnnl::memory::data_type type) {
+  switch (type) {
+    case dnnl::memory::data_type::s32:
+      return DataType::kInt32;
+    case dnnl::memory::data_type::u8:
+      return DataType::kUInt8;
+    case dnnl::memory::data_type::bf16:
+      return DataType::kBFloat16;
+    case dnnl::memory::data_type::f16:
+      return DataType::kFloat16;
+    default:
+      return DataType::kFloat32;
+  }
+}
+}  // namespace
+
 void Tensor::ResizeBlocked(const Shape& shape, const dnnl::memory::desc& layout) {
   shape_ = shape;
-  dtype_ = DataType::kFloat32;
+  dtype_ = FromDnnl(layout.data_type());
   blocked_ = true;
   layout_ = layout;
   Reserve(nbytes());

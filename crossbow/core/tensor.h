@@ -10,7 +10,14 @@
 
 namespace crossbow {
 
-enum class DataType : uint8_t { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2, kInt32 = 3, kInt64 = 4 };
+enum class DataType : uint8_t {
+  kFloat32 = 0,
+  kFloat16 = 1,
+  kBFloat16 = 2,
+  kInt32 = 3,
+  kInt64 = 4,
+  kUInt8 = 5
+};
 
 size_t DataTypeSize(DataType type);
 const char* DataTypeName(DataType type);
@@ -37,7 +44,8 @@ class Tensor {
 
   // Sets a plain layout of this shape; keeps the bytes if they fit.
   void Resize(const Shape& shape, DataType dtype = DataType::kFloat32);
-  // Sets this shape with a blocked (or any) oneDNN layout; keeps the bytes if they fit.
+  // Sets this shape with a blocked (or any) oneDNN layout, and the dtype the layout names;
+  // keeps the bytes if they fit.
   void ResizeBlocked(const Shape& shape, const dnnl::memory::desc& layout);
   void ResizeLike(const Tensor& other);
 

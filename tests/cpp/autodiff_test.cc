@@ -78,7 +78,7 @@ TEST(Autodiff, ResidualNetGradientsMatchNumeric) {
     float* p = h.ws().GetTensor(param)->mutable_data<float>();
     const int64_t n = h.ws().GetTensor(param)->numel();
     for (int64_t e = 0; e < n; e += std::max<int64_t>(1, n / 12)) {
-      const float saved = p[e], step = 1e-2f;
+      const float saved = p[e], step = 1e-3f;
       p[e] = saved + step;
       double plus = loss_now();
       p[e] = saved - step;

@@ -28,10 +28,9 @@ TEST(MemoryPlanner, ChainNeedsTwoBuffers) {
 
 TEST(MemoryPlanner, OverlappingLifetimesNeverShare) {
   // a is read again at the end (like an activation kept for the backward pass).
-  std::vector<OperatorDef> ops = {MakeOperator("Relu", {"x"}, {"a"}),
-                                  MakeOperator("Relu", {"a"}, {"b"}),
-                                  MakeOperator("Relu", {"b"}, {"c"}),
-                                  MakeOperator("Sum", {"a", "c"}, {"d"})};
+  std::vector<OperatorDef> ops = {
+      MakeOperator("Relu", {"x"}, {"a"}), MakeOperator("Relu", {"a"}, {"b"}),
+      MakeOperator("Relu", {"b"}, {"c"}), MakeOperator("Sum", {"a", "c"}, {"d"})};
   MemoryPlan plan = PlanMemory(ops, {{"a", 10}, {"b", 10}, {"c", 10}, {"d", 10}});
   EXPECT_NE(plan.buffer_of["a"], plan.buffer_of["b"]);
   EXPECT_NE(plan.buffer_of["a"], plan.buffer_of["c"]);

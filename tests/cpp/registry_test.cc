@@ -65,8 +65,8 @@ TEST(Net, PlansMemoryAfterTheFirstRunAndKeepsResults) {
   NetDef net;
   net.name = "chain";
   for (int i = 0; i < 6; ++i) {
-    net.ops.push_back(MakeOperator("Relu", {i ? "h" + std::to_string(i) : "x"},
-                                   {"h" + std::to_string(i + 1)}));
+    net.ops.push_back(
+        MakeOperator("Relu", {i ? "h" + std::to_string(i) : "x"}, {"h" + std::to_string(i + 1)}));
   }
   Net compiled(net, &root, &context, {"h6"});
   compiled.Run();

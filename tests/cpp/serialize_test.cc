@@ -72,8 +72,9 @@ TEST_F(SerializeTest, ForeignAndMissingFiles) {
 
 TEST_F(SerializeTest, FailedWriteKeepsThePreviousFile) {
   Tensor blocked;
-  blocked.ResizeBlocked({1, 16, 2, 2}, dnnl::memory::desc({1, 16, 2, 2}, dnnl::memory::data_type::f32,
-                                                          dnnl::memory::format_tag::nChw16c));
+  blocked.ResizeBlocked({1, 16, 2, 2},
+                        dnnl::memory::desc({1, 16, 2, 2}, dnnl::memory::data_type::f32,
+                                           dnnl::memory::format_tag::nChw16c));
   EXPECT_THROW(SaveTensors(path_, {{"w", &w_}, {"b", &blocked}}), Error);
   EXPECT_EQ(LoadTensors(path_).size(), 2u);
 }
