@@ -24,25 +24,24 @@ void ReluOp::Run() {
 
 void ReluGradientOp::Run() {
   const Tensor& y = Input(0);
-  const Tensor& dy = Input(1);
   EnforceInputShape(1, y.shape());
-  memory::desc y_md = DescOf(y), dy_md = DescOf(dy);
-  if (y_md != y_md_ || dy_md != dy_md_) {
+  memory::desc y_md = DescOf(y);
+  if (y_md != y_md_) {
     y_md_ = y_md;
-    dy_md_ = dy_md;
-    auto hint_desc = dnnl::eltwise_forward::desc(
-        prop_kind::forward_training, algorithm::eltwise_relu_use_dst_for_bwd, y_md, 0.f);
+    auto hint_desc = dnnl::eltwise_forward::desc(prop_kind::forward_training,
+                                                 algorithm::eltwise_relu_use_dst_for_bwd, y_md, 0.f);
     dnnl::eltwise_forward::primitive_desc hint(hint_desc, context_->engine());
-    auto desc =
-        dnnl::eltwise_backward::desc(algorithm::eltwise_relu_use_dst_for_bwd, dy_md, y_md, 0.f);
+    auto desc = dnnl::eltwise_backward::desc(algorithm::eltwise_relu_use_dst_for_bwd, y_md, y_md,
+                                             0.f);
     primitive_ = dnnl::eltwise_backward({desc, context_->engine(), hint});
   }
+  const Tensor& dy = to_y_layout_.As(Input(1), y_md, &dy_scratch_, context_);
   Tensor* dx = Output(0);
-  dx->ResizeLike(dy);
+  dx->ResizeLike(y);
   Execute(primitive_,
           {{DNNL_ARG_DST, Wrap(y, y_md, context_)},
-           {DNNL_ARG_DIFF_DST, Wrap(dy, dy_md, context_)},
-           {DNNL_ARG_DIFF_SRC, Wrap(*dx, dy_md, context_)}},
+           {DNNL_ARG_DIFF_DST, Wrap(dy, y_md, context_)},
+           {DNNL_ARG_DIFF_SRC, Wrap(*dx, y_md, context_)}},
           context_);
 }
 
