@@ -1,0 +1,5 @@
+import sys
+
+from crossbow.cli import main
+
+sys.exit(main())

@@ -1,0 +1,51 @@
+"""The crossbow command line."""
+import subprocess
+import sys
+
+import pytest
+
+from crossbow import cli
+from conftest import ROOT
+
+
+def test_summary_prints_layers_and_totals(capsys):
+    assert cli.main(["summary", "resnet32"]) == 0
+    out = capsys.readouterr().out
+    assert "Total params: 464,154" in out and "res3_5b_conv" in out
+
+
+def test_summary_with_classes(capsys):
+    assert cli.main(["summary", "lenet", "--num-classes", "100"]) == 0
+    assert f"Total params: {431_080 + 90 * 501:,}" in capsys.readouterr().out
+
+
+def test_summary_of_an_unknown_net_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["summary", "resnet33"])
+    assert e.value.code == 2 and "resnet32" in capsys.readouterr().err
+
+
+def test_ops_lists_operators(fake_C, capsys):
+    assert cli.main(["ops"]) == 0
+    out = capsys.readouterr().out
+    assert "Conv" in out and "SpatialBN" in out and out.rstrip().endswith("23 operators")
+
+
+def test_ops_explains_one(fake_C, capsys):
+    assert cli.main(["ops", "Conv"]) == 0
+    assert "Conv: the operator." in capsys.readouterr().out
+    assert cli.main(["ops", "Covn"]) == 1
+    assert "did you mean 'Conv'" in capsys.readouterr().err
+
+
+def test_ops_without_the_extension_says_how_to_build_it(no_C, capsys):
+    assert cli.main(["ops"]) == 1
+    assert "scripts/setup.sh" in capsys.readouterr().err
+
+
+def test_python_dash_m_crossbow():
+    env = {"PYTHONPATH": f"{ROOT}/python", "PATH": "/usr/bin:/bin"}
+    r = subprocess.run([sys.executable, "-m", "crossbow", "summary", "lenet"], env=env,
+                       capture_output=True, text=True, cwd="/")
+    assert r.returncode == 0, r.stderr
+    assert "Total params: 431,080" in r.stdout

@@ -1,0 +1,181 @@
+"""Tests through the real C++ extension; skipped until python/crossbow/_C*.so is built."""
+import gzip
+import math
+import os
+
+import numpy as np
+import pytest
+
+_C = pytest.importorskip("crossbow._C", reason="crossbow._C is not built (scripts/setup.sh)")
+
+import crossbow  # noqa: E402
+from crossbow import ModelBuilder, nets  # noqa: E402
+from conftest import ROOT  # noqa: E402
+
+REQUIRED = ["Conv", "FC", "Relu", "MaxPool", "AveragePool", "GlobalAveragePool", "SpatialBN",
+            "Add", "Sum", "Concat", "Flatten", "Reshape", "ChannelPad", "Dropout",
+            "SoftmaxWithLoss", "Softmax", "Accuracy", "ConstantFill", "UniformFill",
+            "GaussianFill", "XavierFill", "MSRAFill"]
+
+
+def tiny(seed=0, **solver):
+    m = ModelBuilder("tiny")
+    x = m.input("data", shape=(3, 8, 8))
+    x = m.relu(m.spatial_bn(m.conv(x, 4, kernel=3, pad=1, bias=False)))
+    x = m.max_pool(x, 2)
+    prob, _ = m.softmax_loss(m.fc(x, 10), "label")
+    m.accuracy(prob, "label")
+    return crossbow.Model(m, seed=seed, **solver)
+
+
+def batch(n=8, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((n, 3, 8, 8)).astype(np.float32),
+            rng.integers(0, 10, n).astype(np.int32))
+
+
+def test_operators_are_listed_with_docs():
+    ops = dict(crossbow.operators())
+    assert set(REQUIRED) <= set(ops), sorted(set(REQUIRED) - set(ops))
+    assert all(isinstance(doc, str) and doc for doc in ops.values())
+    assert crossbow.operator_doc("Conv")
+
+
+def test_unknown_operator_suggests_the_nearest():
+    with pytest.raises(ValueError, match="unknown operator 'Covn'; did you mean 'Conv'"):
+        _C.operator_doc("Covn")
+    m = ModelBuilder("t")
+    x = m.input("data", shape=(3, 8, 8))
+    with pytest.raises(ValueError, match="did you mean 'Relu'"):
+        m.op("Rleu", x)
+
+
+@pytest.mark.parametrize("name", nets.NAMES)
+def test_python_shapes_match_the_cpp_schemas(name):
+    m = nets.builder(name)
+    n = 2
+    feed = {b: [n if d is None else d for d in s] for b, s in m.shapes.items()
+            if b in m.net_def()["external_inputs"]}
+    out = _C.infer_shapes(m.net_json(), feed, [m.label_name])
+    for blob, shape in m.shapes.items():
+        if shape is not None and blob in out:
+            assert list(out[blob]) == [n if d is None else d for d in shape], blob
+    assert list(out[m.output]) == [n, m.num_classes]
+
+
+def test_step_predict_evaluate():
+    model = tiny()
+    x, y = batch()
+    losses = [model.step(x, y) for _ in range(20)]
+    assert all(math.isfinite(v) for v in losses)
+    assert losses[-1] < losses[0]  # it fits one batch
+    p = model.predict(x)
+    assert p.shape == (8, 10) and p.dtype == np.float32
+    np.testing.assert_allclose(p.sum(axis=1), 1, rtol=1e-5)
+    r = model.evaluate(x, y, batch_size=3)
+    assert set(r) == {"loss", "top1", "top5"} and 0 <= r["top1"] <= r["top5"] <= 1
+    stats = model.memory_stats()
+    assert {"planned_bytes", "unplanned_bytes"} <= set(stats)
+
+
+def test_shape_errors_are_python_errors_not_crashes():
+    model = tiny()
+    x, y = batch()
+    with pytest.raises(ValueError, match="expected shape"):
+        model.step(x[:, :2], y)
+    with pytest.raises(ValueError, match="one per image"):
+        model.step(x, y[:3])
+    # straight into C++, past the Python checks
+    with pytest.raises((ValueError, RuntimeError)):
+        model.learner.step(np.ascontiguousarray(x[:, :2]), y)
+    with pytest.raises((ValueError, RuntimeError)):
+        model.learner.step(x, y[:3])
+    with pytest.raises((ValueError, RuntimeError)):
+        model.learner.predict(np.zeros((2, 3, 9, 9), np.float32))
+    assert math.isfinite(model.step(x, y))  # still usable
+
+
+def test_params_round_trip_and_names():
+    model = tiny()
+    assert sorted(model.learner.param_names()) == sorted(model.param_names())
+    w = np.full((4, 3, 3, 3), 0.5, np.float32)
+    model.set_param("conv1_w", w)
+    np.testing.assert_array_equal(model.get_param("conv1_w"), w)
+    assert model.get_param("bn1_rv").shape == (4,)
+
+
+def test_save_load_round_trip(tmp_path):
+    a, b = tiny(seed=1), tiny(seed=2)
+    x, y = batch()
+    for _ in range(3):
+        a.step(x, y)
+    assert not np.array_equal(a.predict(x), b.predict(x))
+    a.save(tmp_path / "a.ckpt")
+    b.load(tmp_path / "a.ckpt")
+    np.testing.assert_array_equal(a.predict(x), b.predict(x))
+    for name in a.builder.params + a.builder.state:
+        np.testing.assert_array_equal(a.get_param(name), b.get_param(name), err_msg=name)
+    with pytest.raises((ValueError, RuntimeError)):  # another net's checkpoint
+        nets.build("lenet").load(tmp_path / "a.ckpt")
+
+
+def test_seed_makes_initialisation_reproducible():
+    x, _ = batch()
+    np.testing.assert_array_equal(tiny(seed=5).predict(x), tiny(seed=5).predict(x))
+
+
+def test_learning_rate_zero_freezes_weights():
+    model = tiny(lr=0.0, momentum=0.0)
+    x, y = batch()
+    before = model.get_param("fc1_w").copy()
+    model.step(x, y)
+    np.testing.assert_array_equal(model.get_param("fc1_w"), before)
+    model.set_learning_rate(0.1)
+    model.step(x, y)
+    assert not np.array_equal(model.get_param("fc1_w"), before)
+
+
+# ----- LeNet on the real MNIST -----
+
+MNIST = os.environ.get("CROSSBOW_SHARED_DATA", os.path.join(ROOT, "..", "shared", "data"))
+MNIST = os.path.join(MNIST, "mnist")
+
+
+def read_idx(path):
+    """An IDX file (MNIST's format): magic 0 0 dtype ndim, big-endian dims, then data."""
+    with gzip.open(path, "rb") as f:
+        raw = f.read()
+    assert raw[:2] == b"\0\0" and raw[2] == 0x08, f"{path}: not an unsigned-byte IDX file"
+    ndim = raw[3]
+    dims = np.frombuffer(raw, ">u4", ndim, 4).astype(int)
+    return np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def load_mnist(split):
+    prefix = "train" if split == "train" else "t10k"
+    files = [os.path.join(MNIST, f"{prefix}-{k}-idx{n}-ubyte.gz") for k, n in
+             (("images", 3), ("labels", 1))]
+    missing = [f for f in files if not os.path.exists(f)]
+    if missing:
+        pytest.skip(f"MNIST is not at {MNIST} (missing {', '.join(missing)})")
+    images, labels = (read_idx(f) for f in files)
+    return (np.ascontiguousarray(images[:, None], dtype=np.float32) / 255,
+            labels.astype(np.int32))
+
+
+@pytest.mark.slow
+def test_lenet_learns_mnist_in_one_epoch():
+    x, y = load_mnist("train")
+    xt, yt = load_mnist("test")
+    assert x.shape == (60000, 1, 28, 28) and xt.shape == (10000, 1, 28, 28)
+    model = nets.build("lenet", lr=0.05, momentum=0.9, seed=0)
+    order = np.random.default_rng(0).permutation(len(x))
+    for i in range(0, len(x), 64):
+        idx = np.sort(order[i:i + 64])
+        loss = model.step(x[idx], y[idx])
+        assert math.isfinite(loss), f"loss {loss} at step {i // 64}"
+    result = model.evaluate(xt, yt, batch_size=500)
+    # The bar of the brief. PyTorch 1.13, same net, init, data and recipe, reached
+    # 97.3-98.3% (7 runs, several seeds): a borderline bar, not a comfortable one.
+    assert result["top1"] >= 0.98, result
+    assert result["top5"] >= result["top1"]

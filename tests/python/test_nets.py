@@ -1,0 +1,125 @@
+"""The model zoo: parameter counts, structure and summaries (no C++ needed)."""
+import pytest
+
+import crossbow
+from crossbow import nets
+
+PARAMS = {  # 10 classes (ResNet-50: 1000), BN scale+bias counted, running stats not
+    "lenet": 431_080,       # Caffe's examples/mnist LeNet
+    "resnet20": 269_722,    # He et al. 2016, option A: 0.27M
+    "resnet32": 464_154,    # 0.46M
+    "resnet56": 853_018,    # 0.85M
+    "resnet110": 1_727_962,  # 1.7M
+    "vgg16": 14_728_266,    # conv bias + BN, one FC 512 -> 10
+    "resnet50": 25_557_032,  # torchvision resnet50
+}
+
+
+def test_every_net_is_listed_and_counted():
+    assert set(nets.NAMES) == set(PARAMS)
+
+
+@pytest.mark.parametrize("name", sorted(PARAMS))
+def test_parameter_count(name):
+    m = nets.builder(name)
+    assert m.num_params() == PARAMS[name]
+    assert f"Total params: {PARAMS[name]:,}" in m.summary()
+
+
+@pytest.mark.parametrize("name", sorted(PARAMS))
+def test_every_net_makes_a_consistent_spec(name):
+    m = nets.builder(name)
+    spec = m.to_spec()
+    produced = set(spec["net"]["external_inputs"])
+    for op in spec["net"]["ops"]:
+        assert set(op["inputs"]) <= produced, (name, op)
+        produced |= set(op["outputs"])
+    assert {spec["loss"], spec["output"]} <= produced
+    assert sorted(spec["init_net"]["external_outputs"]) == sorted(spec["params"] + spec["state"])
+    assert m.shape(spec["output"]) == (None, m.num_classes)
+
+
+def test_num_classes_changes_only_the_last_layer():
+    assert nets.builder("resnet32", num_classes=100).num_params() == 464_154 + 90 * 65
+    assert nets.builder("resnet50").num_classes == 1000
+    assert nets.builder("resnet50", num_classes=10).num_classes == 10
+    with pytest.raises(ValueError, match="num_classes"):
+        nets.builder("lenet", num_classes=1)
+
+
+def test_unknown_net_suggests_a_name():
+    with pytest.raises(ValueError, match="did you mean 'resnet32'"):
+        nets.builder("resnet23")
+
+
+def test_lenet_layers():
+    m = nets.builder("lenet")
+    assert [(op["name"], op["type"]) for op in m.ops[:7]] == [
+        ("conv1", "Conv"), ("pool1", "MaxPool"), ("conv2", "Conv"), ("pool2", "MaxPool"),
+        ("ip1", "FC"), ("relu1", "Relu"), ("ip2", "FC")]
+    assert m.shape("pool2") == (None, 50, 4, 4) and m.input_shape == (1, 28, 28)
+
+
+@pytest.mark.parametrize("depth", [20, 32, 56, 110])
+def test_cifar_resnet_structure(depth):
+    m = nets.builder(f"resnet{depth}")
+    convs = [op for op in m.ops if op["type"] == "Conv"]
+    assert len(convs) == depth - 1  # + the FC makes depth weighted layers
+    assert all(len(op["inputs"]) == 2 for op in convs)  # no conv bias before BN
+    assert all(op["args"]["kernel"] == 3 for op in convs)
+    # option A: subsample with a 1x1 stride-2 max pool, append zero channels
+    downs = [op for op in m.ops if op["type"] == "MaxPool"]
+    pads = [op for op in m.ops if op["type"] == "ChannelPad"]
+    assert [(op["args"]["kernel"], op["args"]["stride"]) for op in downs] == [(1, 2)] * 2
+    assert [op["args"]["after"] for op in pads] == [16, 32]
+    assert [op["args"]["before"] for op in pads] == [0, 0]
+    assert sum(op["type"] == "Add" for op in m.ops) == 3 * (depth - 2) // 6
+    assert m.shape("pool") == (None, 64, 1, 1)
+    with pytest.raises(ValueError, match="6n\\+2"):
+        from crossbow.nets.cifar_resnet import resnet
+        resnet(21)
+
+
+def test_vgg16_structure():
+    m = nets.builder("vgg16")
+    convs = [op for op in m.ops if op["type"] == "Conv"]
+    assert [m.shape(op["outputs"][0])[1] for op in convs] == [
+        64, 64, 128, 128, 256, 256, 256, 512, 512, 512, 512, 512, 512]
+    assert sum(op["type"] == "SpatialBN" for op in m.ops) == 13
+    assert sum(op["type"] == "MaxPool" for op in m.ops) == 5
+    assert m.shape("pool5") == (None, 512, 1, 1)
+    assert [op["type"] for op in m.ops].count("FC") == 1
+
+
+def test_resnet50_structure():
+    m = nets.builder("resnet50")
+    assert m.input_shape == (3, 224, 224)
+    assert m.shape("pool1") == (None, 64, 56, 56)
+    assert m.shape("res2_3_relu") == (None, 256, 56, 56)
+    assert m.shape("res3_4_relu") == (None, 512, 28, 28)
+    assert m.shape("res4_6_relu") == (None, 1024, 14, 14)
+    assert m.shape("res5_3_relu") == (None, 2048, 7, 7)
+    # v1.5: the stride sits on the 3x3 conv; projections only on the first block of a stage
+    assert next(op for op in m.ops if op["name"] == "res3_1b_conv")["args"]["stride"] == 2
+    assert next(op for op in m.ops if op["name"] == "res3_1a_conv")["args"]["stride"] == 1
+    projections = [op["name"] for op in m.ops if op["name"].endswith("_proj_conv")]
+    assert projections == ["res2_1_proj_conv", "res3_1_proj_conv", "res4_1_proj_conv",
+                           "res5_1_proj_conv"]
+    assert sum(op["type"] == "Conv" for op in m.ops) == 53
+    assert m.accuracy_blobs == ["top1", "top5"]
+
+
+def test_build_returns_a_model_without_touching_cpp(no_C):
+    model = nets.build("resnet20", lr=0.05, weight_decay=1e-4, threads=2)
+    assert isinstance(model, crossbow.Model)
+    assert model.spec["solver"] == {"lr": 0.05, "momentum": 0.9, "weight_decay": 1e-4,
+                                    "nesterov": False}
+    assert model.spec["threads"] == 2 and model.num_params() == 269_722
+    with pytest.raises(ImportError, match="scripts/setup.sh"):
+        model.learner
+
+
+def test_nets_import_paths():
+    import crossbow.nets as a
+    from crossbow.nets import lenet
+    assert crossbow.nets is a and lenet.lenet().name == "lenet"
