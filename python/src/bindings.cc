@@ -120,8 +120,11 @@ PYBIND11_MODULE(_C, m) {
              const int32_t* targets = Checked<int32_t>(labels, "labels", "int32");
              CheckLabels(data, labels);
              Shape shape = ShapeOf(data);
-             py::gil_scoped_release release;
-             EvalResult r = self.Evaluate(images, shape, targets);
+             EvalResult r;
+             {
+               py::gil_scoped_release release;
+               r = self.Evaluate(images, shape, targets);
+             }
              return py::make_tuple(r.loss, r.top1, r.top5);
            })
       .def("get", [](Learner& self,
