@@ -14,9 +14,9 @@ from crossbow.progress import ProgressBar
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data", required=True, help="folder with the four MNIST IDX files")
-    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--lr", type=float, default=0.05, help="initial; decays linearly to 0")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -30,12 +30,15 @@ def main():
     rng = np.random.default_rng(args.seed)
     b = args.batch_size
     train_time = 0.0
+    total_steps, step = args.epochs * (len(xtr) // b), 0
     for epoch in range(1, args.epochs + 1):
         order = rng.permutation(len(xtr))
         steps = len(xtr) // b
         bar = ProgressBar(steps * b, label=f"epoch {epoch}/{args.epochs}")
         start = time.perf_counter()
         for s in range(steps):
+            model.set_learning_rate(args.lr * (1 - step / total_steps))  # linear decay
+            step += 1
             idx = order[s * b:(s + 1) * b]
             loss = model.step(np.ascontiguousarray(xtr[idx]), np.ascontiguousarray(ytr[idx]))
             bar.update(b, loss=loss)

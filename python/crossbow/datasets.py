@@ -28,9 +28,10 @@ def read_idx(path):
     return np.frombuffer(body, dtype=dtype).reshape(dims)
 
 
-def load_mnist(folder, normalize=True):
+def load_mnist(folder, normalize=False):
     """(train_images, train_labels, test_images, test_labels) from the four IDX files in
-    `folder`, images as float32 [N, 1, 28, 28] (normalised with MNIST's mean and std),
+    `folder`, images as float32 [N, 1, 28, 28] in [0, 1] (or standardised with MNIST's mean
+    and std when `normalize`),
     labels as int32."""
 
     def find(stem):

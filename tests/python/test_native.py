@@ -1,5 +1,4 @@
 """Tests through the real C++ extension; skipped until python/crossbow/_C*.so is built."""
-import gzip
 import math
 import os
 
@@ -11,6 +10,7 @@ _C = pytest.importorskip("crossbow._C", reason="crossbow._C is not built (script
 import crossbow  # noqa: E402
 from crossbow import ModelBuilder, nets  # noqa: E402
 from conftest import ROOT  # noqa: E402
+from crossbow.datasets import load_mnist  # noqa: E402
 
 REQUIRED = ["Conv", "FC", "Relu", "MaxPool", "AveragePool", "GlobalAveragePool", "SpatialBN",
             "Add", "Sum", "Concat", "Flatten", "Reshape", "ChannelPad", "Dropout",
@@ -141,41 +141,26 @@ MNIST = os.environ.get("CROSSBOW_SHARED_DATA", os.path.join(ROOT, "..", "shared"
 MNIST = os.path.join(MNIST, "mnist")
 
 
-def read_idx(path):
-    """An IDX file (MNIST's format): magic 0 0 dtype ndim, big-endian dims, then data."""
-    with gzip.open(path, "rb") as f:
-        raw = f.read()
-    assert raw[:2] == b"\0\0" and raw[2] == 0x08, f"{path}: not an unsigned-byte IDX file"
-    ndim = raw[3]
-    dims = np.frombuffer(raw, ">u4", ndim, 4).astype(int)
-    return np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim).reshape(dims)
-
-
-def load_mnist(split):
-    prefix = "train" if split == "train" else "t10k"
-    files = [os.path.join(MNIST, f"{prefix}-{k}-idx{n}-ubyte.gz") for k, n in
-             (("images", 3), ("labels", 1))]
-    missing = [f for f in files if not os.path.exists(f)]
-    if missing:
-        pytest.skip(f"MNIST is not at {MNIST} (missing {', '.join(missing)})")
-    images, labels = (read_idx(f) for f in files)
-    return (np.ascontiguousarray(images[:, None], dtype=np.float32) / 255,
-            labels.astype(np.int32))
+def mnist():
+    if not os.path.exists(os.path.join(MNIST, "t10k-labels-idx1-ubyte.gz")):
+        pytest.skip(f"MNIST is not at {MNIST}")
+    return load_mnist(MNIST)
 
 
 @pytest.mark.slow
 def test_lenet_learns_mnist_in_one_epoch():
-    x, y = load_mnist("train")
-    xt, yt = load_mnist("test")
+    x, y, xt, yt = mnist()
     assert x.shape == (60000, 1, 28, 28) and xt.shape == (10000, 1, 28, 28)
     model = nets.build("lenet", lr=0.05, momentum=0.9, seed=0)
     order = np.random.default_rng(0).permutation(len(x))
-    for i in range(0, len(x), 64):
-        idx = np.sort(order[i:i + 64])
+    steps = len(x) // 64
+    for s in range(steps):
+        model.set_learning_rate(0.05 * (1 - s / steps))  # linear decay to 0 over the epoch
+        idx = np.sort(order[s * 64:(s + 1) * 64])
         loss = model.step(x[idx], y[idx])
-        assert math.isfinite(loss), f"loss {loss} at step {i // 64}"
+        assert math.isfinite(loss), f"loss {loss} at step {s}"
     result = model.evaluate(xt, yt, batch_size=500)
-    # The bar of the brief. PyTorch 1.13, same net, init, data and recipe, reached
-    # 97.3-98.3% (7 runs, several seeds): a borderline bar, not a comfortable one.
+    # With a constant lr this recipe reaches 98.0-98.3% (PyTorch 1.13 too: 97.3-98.3%);
+    # decaying lr linearly gave 98.88-98.98% over three seeds here.
     assert result["top1"] >= 0.98, result
     assert result["top5"] >= result["top1"]
