@@ -1,0 +1,71 @@
+#pragma once
+
+#include <lmdb.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace crossbow::data {
+
+// Read-only LMDB database: opened without thread-local lock slots (MDB_NOTLS | MDB_RDONLY),
+// its keys listed once at open so that records can be read in any order by index.
+// Throws crossbow::Error naming the path when it is missing or not an LMDB.
+class LmdbReader {
+ public:
+  explicit LmdbReader(const std::string& path);
+  ~LmdbReader();
+  LmdbReader(const LmdbReader&) = delete;
+  LmdbReader& operator=(const LmdbReader&) = delete;
+
+  const std::string& path() const { return path_; }
+  int64_t size() const { return static_cast<int64_t>(keys_.size()); }
+  const std::string& key(int64_t index) const { return keys_[index]; }
+
+  // A read transaction for one thread; views stay valid until the transaction ends.
+  class Transaction {
+   public:
+    explicit Transaction(const LmdbReader& reader);
+    ~Transaction();
+    Transaction(const Transaction&) = delete;
+    Transaction& operator=(const Transaction&) = delete;
+    std::string_view Get(int64_t index);  // the value of record `index`
+    // Ends and restarts the read transaction (releases pages of a long scan).
+    void Renew();
+
+   private:
+    const LmdbReader& reader_;
+    MDB_txn* txn_ = nullptr;
+  };
+
+ private:
+  std::string path_;
+  MDB_env* env_ = nullptr;
+  MDB_dbi dbi_ = 0;
+  std::vector<std::string> keys_;
+};
+
+// Writes records in batched transactions; doubles the map size and retries on MDB_MAP_FULL.
+class LmdbWriter {
+ public:
+  // Creates `path` (a folder, as Caffe's tools make it); fails if it already holds a DB
+  // unless `overwrite`.
+  explicit LmdbWriter(const std::string& path, bool overwrite = false, int commit_every = 1000);
+  ~LmdbWriter();  // commits what is pending
+  LmdbWriter(const LmdbWriter&) = delete;
+  LmdbWriter& operator=(const LmdbWriter&) = delete;
+
+  void Put(const std::string& key, std::string_view value);
+  void Commit();
+  int64_t written() const { return written_; }
+
+ private:
+  std::string path_;
+  MDB_env* env_ = nullptr;
+  std::vector<std::pair<std::string, std::string>> pending_;
+  int commit_every_;
+  int64_t written_ = 0;
+};
+
+}  // namespace crossbow::data
