@@ -15,7 +15,8 @@ run_logged() { "$@" >>"$log" 2>&1 || { tail -n 40 "$log" >&2; say "failed: $*"; 
 sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 debian_packages=(cmake make g++ pkg-config libdnnl-dev libgoogle-glog-dev libgflags-dev
-  nlohmann-json3-dev pybind11-dev libgtest-dev zlib1g-dev)
+  nlohmann-json3-dev pybind11-dev libgtest-dev zlib1g-dev liblmdb-dev libopencv-core-dev
+  libopencv-imgcodecs-dev libopencv-imgproc-dev clang libclang-rt-14-dev)
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -26,9 +27,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   run_logged sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
 
-if ! "$py" -c "import numpy, pytest" 2>/dev/null; then
-  say "installing Python packages: numpy pytest"
-  run_logged "$py" -m pip install -q numpy pytest
+if ! "$py" -c "import numpy, pytest, lmdb, google.protobuf" 2>/dev/null; then
+  say "installing Python packages: numpy pytest lmdb protobuf"
+  run_logged "$py" -m pip install -q numpy pytest lmdb protobuf
 fi
 
 if [ ! -f "$root/build/CMakeCache.txt" ]; then
