@@ -1,0 +1,72 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crossbow/core/batch_source.h"
+#include "crossbow/engine/learner.h"
+
+namespace crossbow {
+
+enum class SyncMode { kSMA, kSSGD, kSGD };
+SyncMode ParseSyncMode(const std::string& name);  // "sma" | "ssgd" | "sgd"
+
+// One CPU device: a set of cores that its learners are pinned to.
+struct DeviceLayout {
+  std::vector<int> cores;
+};
+// "cpu" (all cores, one device) or "cpu:0-1,cpu:2-3" (one device per group).
+std::vector<DeviceLayout> ParseDevices(const std::string& spec);
+
+struct EngineOptions {
+  std::vector<DeviceLayout> devices;
+  int learners_per_device = 1;  // the autotuner changes it through SetLearnersPerDevice
+  SyncMode sync = SyncMode::kSMA;
+  double alpha = 0.1;             // SMA: how strongly learners are pulled to the average
+  double central_momentum = 0.9;  // SMA: mu_z
+  int threads_per_learner = 1;
+  uint64_t seed = 0;
+};
+
+struct IterationResult {
+  double loss = 0;  // mean over learners
+  int64_t images = 0;
+  std::vector<double> learner_losses;
+};
+
+// Many learners per device kept together by SMA (DESIGN.md, "Engine"), or S-SGD / SGD in the
+// same machinery. Learners run on their own threads; Iterate() returns when every learner has
+// taken and trained on one batch and the average model has been updated.
+class Engine {
+ public:
+  Engine(const LearnerSpec& spec, EngineOptions options, BatchSource* train);
+  ~Engine();
+
+  IterationResult Iterate();
+  // SMA: a drop in the learning rate restarts every learner from the average model z.
+  void SetLearningRate(double lr);
+  void SetLearnersPerDevice(int k);
+  int learners_per_device() const;
+  int num_learners() const;
+  int64_t iteration() const;
+
+  // Of the average model z (SMA), or of the one model (S-SGD, SGD), in inference mode,
+  // over one epoch of `test`.
+  EvalResult Evaluate(BatchSource* test);
+  std::vector<double> DistancesToAverage() const;  // ||w_j - z|| per learner
+
+  // Everything a checkpoint holds: "z/<blob>", "z_prev/<blob>", "learner<j>/<blob>",
+  // "learner<j>/<param>_momentum", plus batch-norm statistics. Restoring works with another
+  // learner count: missing learners start from z, extra ones are dropped.
+  std::vector<std::pair<std::string, const Tensor*>> StateTensors();
+  void RestoreState(const std::map<std::string, Tensor>& tensors, int64_t iteration);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace crossbow
