@@ -82,8 +82,9 @@ void ConvOp::Build(const memory::desc& x_md) {
   ConvDescs descs(params_, x.shape(), w.shape(), y_shape_, bias);
   auto pd = descs.Forward(context_->engine());
   primitive_ = dnnl::convolution_forward(pd);
-  x_reorder_ = CachedReorder(x_md, pd.src_desc(), context_);
-  w_reorder_ = CachedReorder(descs.w_plain, pd.weights_desc(), context_);
+  src_md_ = pd.src_desc();
+  w_plain_md_ = descs.w_plain;
+  w_md_ = pd.weights_desc();
   y_md_ = pd.dst_desc();
   x_md_ = x_md;
   w_shape_ = w.shape();
@@ -100,9 +101,10 @@ void ConvOp::Run() {
   }
   Tensor* y = Output(0);
   ResizeTo(y, y_shape_, y_md_);
-  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, x_reorder_.Convert(x, context_)},
-                                          {DNNL_ARG_WEIGHTS, w_reorder_.Convert(w, context_)},
-                                          {DNNL_ARG_DST, Wrap(*y, y_md_, context_)}};
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, x_reorder_.Convert(x, x_md_, src_md_, context_)},
+      {DNNL_ARG_WEIGHTS, w_reorder_.Convert(w, w_plain_md_, w_md_, context_)},
+      {DNNL_ARG_DST, Wrap(*y, y_md_, context_)}};
   if (bias) args[DNNL_ARG_BIAS] = Wrap(Input(2), context_);
   Execute(primitive_, args, context_);
 }
@@ -127,9 +129,9 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
         descs.strides, descs.dilates, descs.pads, descs.pads);
     dnnl::convolution_backward_weights::primitive_desc pd(desc, context_->engine(), hint);
     weights_primitive_ = dnnl::convolution_backward_weights(pd);
-    x_for_weights_ = CachedReorder(x_md, pd.src_desc(), context_);
-    dy_for_weights_ = CachedReorder(dy_md, pd.diff_dst_desc(), context_);
-    dw_to_plain_ = CachedReorder(pd.diff_weights_desc(), descs.w_plain, context_);
+    bw_x_md_ = pd.src_desc();
+    bw_dy_md_ = pd.diff_dst_desc();
+    bw_dw_md_ = pd.diff_weights_desc();
   }
   if (want_data_) {
     auto desc = dnnl::convolution_backward_data::desc(algorithm::convolution_direct, descs.x_any,
@@ -137,11 +139,12 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
                                                       descs.dilates, descs.pads, descs.pads);
     dnnl::convolution_backward_data::primitive_desc pd(desc, context_->engine(), hint);
     data_primitive_ = dnnl::convolution_backward_data(pd);
-    w_for_data_ = CachedReorder(descs.w_plain, pd.weights_desc(), context_);
-    dy_for_data_ = CachedReorder(dy_md, pd.diff_dst_desc(), context_);
+    bd_w_md_ = pd.weights_desc();
+    bd_dy_md_ = pd.diff_dst_desc();
     dx_md_ = pd.diff_src_desc();
-    share_dy_ = want_weights_ && dy_for_weights_.to() == dy_for_data_.to();
+    share_dy_ = want_weights_ && bw_dy_md_ == bd_dy_md_;
   }
+  w_plain_md_ = descs.w_plain;
   x_md_ = x_md;
   dy_md_ = dy_md;
   w_shape_ = w.shape();
@@ -155,25 +158,27 @@ void ConvGradientOp::Run() {
   if (x_md != x_md_ || dy_md != dy_md_ || w.shape() != w_shape_) Build(x_md, dy_md);
   memory dy_for_weights;
   if (want_weights_) {
-    dy_for_weights = dy_for_weights_.Convert(dy, context_);
+    dy_for_weights = dy_for_weights_.Convert(dy, dy_md_, bw_dy_md_, context_);
     BackwardWeights(x, dy_for_weights);
   }
-  if (want_data_) BackwardData(w, share_dy_ ? dy_for_weights : dy_for_data_.Convert(dy, context_));
+  if (want_data_)
+    BackwardData(
+        w, share_dy_ ? dy_for_weights : dy_for_data_.Convert(dy, dy_md_, bd_dy_md_, context_));
 }
 
 void ConvGradientOp::BackwardWeights(const Tensor& x, const memory& dy) {
   Tensor* dw = HasOutput(0) ? Output(0) : &unwanted_dw_;
   dw->Resize(w_shape_);
   std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, x_for_weights_.Convert(x, context_)},
+      {DNNL_ARG_SRC, x_for_weights_.Convert(x, x_md_, bw_x_md_, context_)},
       {DNNL_ARG_DIFF_DST, dy},
-      {DNNL_ARG_DIFF_WEIGHTS, dw_to_plain_.Staging(*dw, context_)}};
+      {DNNL_ARG_DIFF_WEIGHTS, dw_to_plain_.Staging(*dw, bw_dw_md_, w_plain_md_, context_)}};
   if (want_bias_) {
     Output(1)->Resize({w_shape_[0]});
     args[DNNL_ARG_DIFF_BIAS] = Wrap(*Output(1), context_);
   }
   Execute(weights_primitive_, args, context_);
-  dw_to_plain_.Commit(*dw, context_);
+  dw_to_plain_.Commit(dw, context_);
 }
 
 void ConvGradientOp::BackwardData(const Tensor& w, const memory& dy) {
@@ -181,7 +186,7 @@ void ConvGradientOp::BackwardData(const Tensor& w, const memory& dy) {
   ResizeTo(dx, Input(0).shape(), dx_md_);
   Execute(data_primitive_,
           {{DNNL_ARG_DIFF_DST, dy},
-           {DNNL_ARG_WEIGHTS, w_for_data_.Convert(w, context_)},
+           {DNNL_ARG_WEIGHTS, w_for_data_.Convert(w, w_plain_md_, bd_w_md_, context_)},
            {DNNL_ARG_DIFF_SRC, Wrap(*dx, dx_md_, context_)}},
           context_);
 }

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "crossbow/core/operator.h"
-#include "operators/cached_reorder.h"
+#include "operators/reorder_cache.h"
 
 namespace crossbow {
 
@@ -28,9 +28,10 @@ class ConvOp final : public Operator<CPUContext> {
 
   ConvParams params_;
   dnnl::memory::desc x_md_, y_md_;
+  dnnl::memory::desc src_md_, w_plain_md_, w_md_;  // the layouts the primitive picked
   Shape w_shape_, b_shape_, y_shape_;
   dnnl::convolution_forward primitive_;
-  dnnl_utils::CachedReorder x_reorder_, w_reorder_;
+  ReorderCache x_reorder_, w_reorder_;
 };
 
 // (X, W, dY) -> (dW, db, dX). dW and db are plain; db and dX may be left unnamed, and without
@@ -48,12 +49,13 @@ class ConvGradientOp final : public Operator<CPUContext> {
   ConvParams params_;
   bool want_weights_, want_bias_, want_data_;
   bool share_dy_ = false;  // both passes take dY in the same layout: reorder it once
-  dnnl::memory::desc x_md_, dy_md_, dx_md_;
+  dnnl::memory::desc x_md_, dy_md_, dx_md_, w_plain_md_;
+  // Layouts the backward-weights (bw_) and backward-data (bd_) primitives picked.
+  dnnl::memory::desc bw_x_md_, bw_dy_md_, bw_dw_md_, bd_w_md_, bd_dy_md_;
   Shape w_shape_;
   dnnl::convolution_backward_weights weights_primitive_;
   dnnl::convolution_backward_data data_primitive_;
-  dnnl_utils::CachedReorder x_for_weights_, dy_for_weights_, dw_to_plain_;
-  dnnl_utils::CachedReorder w_for_data_, dy_for_data_;
+  ReorderCache x_for_weights_, dy_for_weights_, dw_to_plain_, w_for_data_, dy_for_data_;
   Tensor unwanted_dw_;  // dW's bytes when only db is wanted
 };
 

@@ -59,7 +59,8 @@ void FCOp::Build(const memory::desc& x_md) {
   FCLayout layout(x, w.shape());
   auto pd = ForwardDesc(layout, y_shape_, bias, context_->engine());
   primitive_ = dnnl::inner_product_forward(pd);
-  w_reorder_ = CachedReorder(layout.w_plain, pd.weights_desc(), context_);
+  w_plain_md_ = layout.w_plain;
+  w_md_ = pd.weights_desc();
   src_md_ = layout.x;
   x_md_ = x_md;
   w_shape_ = w.shape();
@@ -76,9 +77,10 @@ void FCOp::Run() {
   }
   Tensor* y = Output(0);
   y->Resize(y_shape_);
-  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, Wrap(x, src_md_, context_)},
-                                          {DNNL_ARG_WEIGHTS, w_reorder_.Convert(w, context_)},
-                                          {DNNL_ARG_DST, Wrap(*y, context_)}};
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, Wrap(x, src_md_, context_)},
+      {DNNL_ARG_WEIGHTS, w_reorder_.Convert(w, w_plain_md_, w_md_, context_)},
+      {DNNL_ARG_DST, Wrap(*y, context_)}};
   if (bias) args[DNNL_ARG_BIAS] = Wrap(Input(2), context_);
   Execute(primitive_, args, context_);
 }
@@ -102,15 +104,16 @@ void FCGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) {
     auto desc = dnnl::inner_product_backward_weights::desc(layout.x, layout.w_wanted, db, dy_plain);
     dnnl::inner_product_backward_weights::primitive_desc pd(desc, context_->engine(), hint);
     weights_primitive_ = dnnl::inner_product_backward_weights(pd);
-    dw_to_plain_ = CachedReorder(pd.diff_weights_desc(), layout.w_plain, context_);
+    dw_md_ = pd.diff_weights_desc();
   }
   if (want_data_) {
     auto desc = dnnl::inner_product_backward_data::desc(layout.x, layout.w_wanted, dy_plain);
     dnnl::inner_product_backward_data::primitive_desc pd(desc, context_->engine(), hint);
     data_primitive_ = dnnl::inner_product_backward_data(pd);
-    w_for_data_ = CachedReorder(layout.w_plain, pd.weights_desc(), context_);
+    bd_w_md_ = pd.weights_desc();
   }
-  dy_to_plain_ = CachedReorder(dy_md, dy_plain, context_);
+  dy_plain_md_ = dy_plain;
+  w_plain_md_ = layout.w_plain;
   src_md_ = layout.x;
   x_md_ = x_md;
   dy_md_ = dy_md;
@@ -123,7 +126,7 @@ void FCGradientOp::Run() {
   const Tensor& dy = Input(2);
   memory::desc x_md = DescOf(x), dy_md = DescOf(dy);
   if (x_md != x_md_ || dy_md != dy_md_ || w.shape() != w_shape_) Build(x_md, dy_md);
-  memory dy_plain = dy_to_plain_.Convert(dy, context_);
+  memory dy_plain = dy_to_plain_.Convert(dy, dy_md_, dy_plain_md_, context_);
   if (want_weights_) BackwardWeights(x, dy_plain);
   if (want_data_) BackwardData(w, dy_plain);
 }
@@ -134,13 +137,13 @@ void FCGradientOp::BackwardWeights(const Tensor& x, const memory& dy) {
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, Wrap(x, src_md_, context_)},
       {DNNL_ARG_DIFF_DST, dy},
-      {DNNL_ARG_DIFF_WEIGHTS, dw_to_plain_.Staging(*dw, context_)}};
+      {DNNL_ARG_DIFF_WEIGHTS, dw_to_plain_.Staging(*dw, dw_md_, w_plain_md_, context_)}};
   if (want_bias_) {
     Output(1)->Resize({w_shape_[0]});
     args[DNNL_ARG_DIFF_BIAS] = Wrap(*Output(1), context_);
   }
   Execute(weights_primitive_, args, context_);
-  dw_to_plain_.Commit(*dw, context_);
+  dw_to_plain_.Commit(dw, context_);
 }
 
 void FCGradientOp::BackwardData(const Tensor& w, const memory& dy) {
@@ -148,7 +151,7 @@ void FCGradientOp::BackwardData(const Tensor& w, const memory& dy) {
   dx->ResizeLike(Input(0));
   Execute(data_primitive_,
           {{DNNL_ARG_DIFF_DST, dy},
-           {DNNL_ARG_WEIGHTS, w_for_data_.Convert(w, context_)},
+           {DNNL_ARG_WEIGHTS, w_for_data_.Convert(w, w_plain_md_, bd_w_md_, context_)},
            {DNNL_ARG_DIFF_SRC, Wrap(*dx, src_md_, context_)}},
           context_);
 }

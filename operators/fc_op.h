@@ -1,7 +1,7 @@
 #pragma once
 
 #include "crossbow/core/operator.h"
-#include "operators/cached_reorder.h"
+#include "operators/reorder_cache.h"
 
 namespace crossbow {
 
@@ -18,10 +18,10 @@ class FCOp final : public Operator<CPUContext> {
  private:
   void Build(const dnnl::memory::desc& x_md);
 
-  dnnl::memory::desc x_md_, src_md_;
+  dnnl::memory::desc x_md_, src_md_, w_plain_md_, w_md_;
   Shape w_shape_, b_shape_, y_shape_;
   dnnl::inner_product_forward primitive_;
-  dnnl_utils::CachedReorder w_reorder_;
+  ReorderCache w_reorder_;
 };
 
 // (X, W, dY) -> (dW, db, dX): dW and db plain, dX in X's layout. db and dX may be unnamed.
@@ -36,11 +36,11 @@ class FCGradientOp final : public Operator<CPUContext> {
   void BackwardData(const Tensor& w, const dnnl::memory& dy);
 
   bool want_weights_, want_bias_, want_data_;
-  dnnl::memory::desc x_md_, dy_md_, src_md_;
+  dnnl::memory::desc x_md_, dy_md_, dy_plain_md_, src_md_, w_plain_md_, dw_md_, bd_w_md_;
   Shape w_shape_;
   dnnl::inner_product_backward_weights weights_primitive_;
   dnnl::inner_product_backward_data data_primitive_;
-  dnnl_utils::CachedReorder dy_to_plain_, dw_to_plain_, w_for_data_;
+  ReorderCache dy_to_plain_, dw_to_plain_, w_for_data_;
   Tensor unwanted_dw_;  // dW's bytes when only db is wanted
 };
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "tests/cpp/layout_test_util.h"
+#include "tests/cpp/op_test_util.h"
 
 namespace crossbow::testing {
 namespace {

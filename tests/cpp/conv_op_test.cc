@@ -77,18 +77,6 @@ void FeedBlocked(OpHarness& h, const std::string& from, const std::string& to) {
   ASSERT_FALSE(h.ws().GetTensor(to)->is_plain());
 }
 
-template <typename F>
-void ExpectValueError(F f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected a ValueError";
-  } catch (const ValueError& e) {
-    for (const auto& part : parts)
-      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
-          << "'" << part << "' missing from: " << e.what();
-  }
-}
-
 TEST(Conv, ForwardMatchesNaive) {
   for (const ConvCase& c : kCases) {
     SCOPED_TRACE(::testing::Message() << "N=" << c.n << " C=" << c.c << " M=" << c.m

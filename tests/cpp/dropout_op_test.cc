@@ -10,23 +10,6 @@ namespace {
 
 using dnnl::memory;
 
-void MakeBlocked(OpHarness& h, const std::string& name) {
-  Tensor plain = *h.ws().GetTensor(name);
-  memory::desc md(dnnl_utils::Dims(plain.shape()), memory::data_type::f32,
-                  memory::format_tag::nChw16c);
-  dnnl_utils::ReorderTo(plain, md, h.ws().GetTensor(name), &h.context());
-}
-
-template <typename F>
-void ExpectValueError(F&& run, const std::string& needle) {
-  try {
-    run();
-    ADD_FAILURE() << "expected a ValueError mentioning '" << needle << "'";
-  } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-
 // Y == X * mask * scale with a 0/1 mask that keeps about 1 - ratio of the units.
 void ExpectInvertedDropout(const std::vector<float>& x, const std::vector<float>& y,
                            const std::vector<float>& mask, float ratio) {

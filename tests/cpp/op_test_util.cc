@@ -61,6 +61,37 @@ float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   return worst;
 }
 
+dnnl::memory::desc BlockedDesc(const Shape& shape, dnnl::memory::format_tag tag) {
+  return dnnl::memory::desc(dnnl_utils::Dims(shape), dnnl::memory::data_type::f32, tag);
+}
+
+std::vector<float> FeedBlocked(OpHarness& h, const std::string& name, const Shape& shape,
+                               dnnl::memory::format_tag tag, std::vector<float> values) {
+  const Tensor* plain = h.Feed(name + "_plain", shape, std::move(values));
+  dnnl_utils::ReorderTo(*plain, BlockedDesc(shape, tag), h.ws().CreateTensor(name), &h.context());
+  return h.Fetch(name + "_plain");
+}
+
+void MakeBlocked(OpHarness& h, const std::string& name, dnnl::memory::format_tag tag) {
+  Tensor plain = *h.ws().GetTensor(name);
+  dnnl_utils::ReorderTo(plain, BlockedDesc(plain.shape(), tag), h.ws().GetTensor(name),
+                        &h.context());
+  ASSERT_FALSE(h.ws().GetTensor(name)->is_plain());
+}
+
+bool HasLayout(OpHarness& h, const std::string& name, dnnl::memory::format_tag tag) {
+  const Tensor& t = *h.ws().GetTensor(name);
+  return !t.is_plain() && t.layout() == BlockedDesc(t.shape(), tag);
+}
+
+bool IsPlain(OpHarness& h, const std::string& name) { return h.ws().GetTensor(name)->is_plain(); }
+
+std::vector<TensorShape> InferShapes(const OperatorDef& op, const std::vector<Shape>& inputs) {
+  std::vector<TensorShape> in;
+  for (const Shape& s : inputs) in.push_back({s});
+  return SchemaRegistry::Find(op.type)->InferShapes(op, in);
+}
+
 namespace {
 
 double TestLoss(OpHarness& h, const OperatorDef& op, const std::vector<std::vector<float>>& weights,

@@ -1,10 +1,13 @@
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <string>
 #include <vector>
 
 #include "crossbow/core/operator.h"
+#include "operators/dnnl_utils.h"
 
 namespace crossbow::testing {
 
@@ -48,5 +51,40 @@ void CheckGradient(OpHarness& harness, const OperatorDef& op, const std::vector<
 
 // Max |a - b| over two vectors of equal size.
 float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b);
+
+// ---- layouts ----------------------------------------------------------------------
+
+dnnl::memory::desc BlockedDesc(const Shape& shape, dnnl::memory::format_tag tag);
+// Feeds `name` laid out as `tag` (nChw16c, nChw8c, ...), from `values` or random ones, and
+// returns its values in row-major order.
+std::vector<float> FeedBlocked(OpHarness& h, const std::string& name, const Shape& shape,
+                               dnnl::memory::format_tag tag, std::vector<float> values = {});
+// Replaces a plain blob by its copy laid out as `tag`.
+void MakeBlocked(OpHarness& h, const std::string& name,
+                 dnnl::memory::format_tag tag = dnnl::memory::format_tag::nChw16c);
+bool HasLayout(OpHarness& h, const std::string& name, dnnl::memory::format_tag tag);
+bool IsPlain(OpHarness& h, const std::string& name);
+// The shapes the schema of `op` infers from `inputs`.
+std::vector<TensorShape> InferShapes(const OperatorDef& op, const std::vector<Shape>& inputs);
+
+// ---- errors -----------------------------------------------------------------------
+
+// Expects `run` to throw a ValueError whose message contains every one of `parts`.
+template <typename F>
+void ExpectValueError(F&& run, const std::vector<std::string>& parts) {
+  try {
+    run();
+    ADD_FAILURE() << "expected a ValueError";
+  } catch (const ValueError& e) {
+    for (const auto& part : parts) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+          << "'" << part << "' missing from: " << e.what();
+    }
+  }
+}
+template <typename F>
+void ExpectValueError(F&& run, const char* part) {
+  ExpectValueError(std::forward<F>(run), std::vector<std::string>{part});
+}
 
 }  // namespace crossbow::testing

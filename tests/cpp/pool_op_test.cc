@@ -63,25 +63,6 @@ std::map<std::string, Argument> Args(Window win) {
   return {{"kernel", win.kernel}, {"stride", win.stride}, {"pad", win.pad}};
 }
 
-// Replaces a plain blob by its nChw16c copy.
-void MakeBlocked(OpHarness& h, const std::string& name) {
-  Tensor plain = *h.ws().GetTensor(name);
-  memory::desc md(dnnl_utils::Dims(plain.shape()), memory::data_type::f32,
-                  memory::format_tag::nChw16c);
-  dnnl_utils::ReorderTo(plain, md, h.ws().GetTensor(name), &h.context());
-  ASSERT_FALSE(h.ws().GetTensor(name)->is_plain());
-}
-
-template <typename F>
-void ExpectValueError(F&& run, const std::string& needle) {
-  try {
-    run();
-    ADD_FAILURE() << "expected a ValueError mentioning '" << needle << "'";
-  } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-
 struct PoolCase {
   Shape shape;
   Window win;

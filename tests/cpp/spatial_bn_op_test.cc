@@ -55,23 +55,6 @@ OperatorDef TrainingBN(std::map<std::string, Argument> args = {}) {
                       {"Y", "rm", "rv", "saved_mean", "saved_var"}, std::move(args));
 }
 
-void MakeBlocked(OpHarness& h, const std::string& name) {
-  Tensor plain = *h.ws().GetTensor(name);
-  memory::desc md(dnnl_utils::Dims(plain.shape()), memory::data_type::f32,
-                  memory::format_tag::nChw16c);
-  dnnl_utils::ReorderTo(plain, md, h.ws().GetTensor(name), &h.context());
-}
-
-template <typename F>
-void ExpectValueError(F&& run, const std::string& needle) {
-  try {
-    run();
-    ADD_FAILURE() << "expected a ValueError mentioning '" << needle << "'";
-  } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-
 TEST(SpatialBN, TrainingMatchesReference) {
   for (const Shape& shape : {Shape{1, 3, 4, 5}, Shape{4, 17, 3, 3}}) {
     OpHarness h;
