@@ -69,14 +69,6 @@ std::vector<float> NaiveConv(OpHarness& h, const ConvCase& c) {
   return y;
 }
 
-void FeedBlocked(OpHarness& h, const std::string& from, const std::string& to) {
-  const Tensor& src = *h.ws().GetTensor(from);
-  memory::desc blocked(dnnl_utils::Dims(src.shape()), memory::data_type::f32,
-                       memory::format_tag::nChw16c);
-  dnnl_utils::ReorderTo(src, blocked, h.ws().CreateTensor(to), &h.context());
-  ASSERT_FALSE(h.ws().GetTensor(to)->is_plain());
-}
-
 TEST(Conv, ForwardMatchesNaive) {
   for (const ConvCase& c : kCases) {
     SCOPED_TRACE(::testing::Message() << "N=" << c.n << " C=" << c.c << " M=" << c.m
@@ -100,7 +92,7 @@ TEST(Conv, BlockedInputGivesSameResult) {
   for (const ConvCase& c : kCases) {
     OpHarness h;
     FeedConv(h, c);
-    FeedBlocked(h, "X", "Xb");
+    CopyToBlocked(h, "X", "Xb");
     h.Run(ConvDef(c, "Xb"));
     EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), NaiveConv(h, c)), 1e-4f);
   }
@@ -122,8 +114,8 @@ TEST(ConvGradient, BlockedInputsAndMissingOutputs) {
   FeedConv(h, c);
   h.Run(ConvDef(c));
   h.Feed("dY", h.ShapeOf("Y"));
-  FeedBlocked(h, "X", "Xb");
-  FeedBlocked(h, "dY", "dYb");
+  CopyToBlocked(h, "X", "Xb");
+  CopyToBlocked(h, "dY", "dYb");
   const auto args = ConvDef(c).args;
   h.Run(MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "db", "dX"}, args));
   h.Run(MakeOperator("ConvGradient", {"Xb", "W", "dYb"}, {"dW2", "db2", "dX2"}, args));

@@ -49,14 +49,6 @@ std::vector<float> NaiveFC(OpHarness& h, const FCCase& c) {
   return y;
 }
 
-void FeedBlocked(OpHarness& h, const std::string& from, const std::string& to) {
-  const Tensor& src = *h.ws().GetTensor(from);
-  memory::desc blocked(dnnl_utils::Dims(src.shape()), memory::data_type::f32,
-                       memory::format_tag::nChw16c);
-  dnnl_utils::ReorderTo(src, blocked, h.ws().CreateTensor(to), &h.context());
-  ASSERT_FALSE(h.ws().GetTensor(to)->is_plain());
-}
-
 TEST(FC, ForwardMatchesNaive) {
   for (const FCCase& c : kCases) {
     SCOPED_TRACE(ShapeString(c.x));
@@ -76,7 +68,7 @@ TEST(FC, BlockedInputGivesSameResult) {
   for (const FCCase& c : {kCases[2], kCases[3]}) {
     OpHarness h;
     FeedFC(h, c);
-    FeedBlocked(h, "X", "Xb");
+    CopyToBlocked(h, "X", "Xb");
     h.Run(FCDef(c, "Xb"));
     EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), NaiveFC(h, c)), 1e-4f);
   }
@@ -98,7 +90,7 @@ TEST(FCGradient, BlockedInputAndMissingOutputs) {
   OpHarness h;
   FeedFC(h, c);
   h.Feed("dY", {c.x[0], c.m});
-  FeedBlocked(h, "X", "Xb");
+  CopyToBlocked(h, "X", "Xb");
   h.Run(MakeOperator("FCGradient", {"X", "W", "dY"}, {"dW", "db", "dX"}));
   h.Run(MakeOperator("FCGradient", {"Xb", "W", "dY"}, {"dW2", "db2", "dX2"}));
   EXPECT_LT(MaxAbsDiff(h.Fetch("dW"), h.Fetch("dW2")), 1e-4f);

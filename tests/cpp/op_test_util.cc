@@ -72,11 +72,15 @@ std::vector<float> FeedBlocked(OpHarness& h, const std::string& name, const Shap
   return h.Fetch(name + "_plain");
 }
 
+void CopyToBlocked(OpHarness& h, const std::string& from, const std::string& to,
+                   dnnl::memory::format_tag tag) {
+  const Tensor src = *h.ws().GetTensor(from);
+  dnnl_utils::ReorderTo(src, BlockedDesc(src.shape(), tag), h.ws().CreateTensor(to), &h.context());
+  ASSERT_FALSE(h.ws().GetTensor(to)->is_plain());
+}
+
 void MakeBlocked(OpHarness& h, const std::string& name, dnnl::memory::format_tag tag) {
-  Tensor plain = *h.ws().GetTensor(name);
-  dnnl_utils::ReorderTo(plain, BlockedDesc(plain.shape(), tag), h.ws().GetTensor(name),
-                        &h.context());
-  ASSERT_FALSE(h.ws().GetTensor(name)->is_plain());
+  CopyToBlocked(h, name, name, tag);
 }
 
 bool HasLayout(OpHarness& h, const std::string& name, dnnl::memory::format_tag tag) {

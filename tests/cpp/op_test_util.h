@@ -62,6 +62,9 @@ std::vector<float> FeedBlocked(OpHarness& h, const std::string& name, const Shap
 // Replaces a plain blob by its copy laid out as `tag`.
 void MakeBlocked(OpHarness& h, const std::string& name,
                  dnnl::memory::format_tag tag = dnnl::memory::format_tag::nChw16c);
+// Copies blob `from` into blob `to` laid out as `tag`.
+void CopyToBlocked(OpHarness& h, const std::string& from, const std::string& to,
+                   dnnl::memory::format_tag tag = dnnl::memory::format_tag::nChw16c);
 bool HasLayout(OpHarness& h, const std::string& name, dnnl::memory::format_tag tag);
 bool IsPlain(OpHarness& h, const std::string& name);
 // The shapes the schema of `op` infers from `inputs`.
