@@ -62,6 +62,7 @@ Learner::Learner(LearnerSpec spec) : spec_(std::move(spec)), context_(spec_.seed
   root_.CreateTensor(spec_.input);
   root_.CreateTensor(spec_.label);
 
+  CheckForwardNet();
   GradientNet backward = AddGradientOps(spec_.net, spec_.loss, spec_.params);
   train_def_ = spec_.net;
   train_def_.name = spec_.name + "_train";
@@ -75,6 +76,22 @@ Learner::Learner(LearnerSpec spec) : spec_(std::move(spec)), context_(spec_.seed
          {"weight_decay", spec_.solver.weight_decay},
          {"nesterov", int64_t{spec_.solver.nesterov}}}));
   }
+}
+
+// Runs the schemas over the forward net for one example, so that unknown operators, wrong
+// arities, blobs that nothing produces and shape mismatches fail here, before autodiff.
+void Learner::CheckForwardNet() {
+  Shape data = spec_.input_shape;
+  data.insert(data.begin(), 1);
+  std::map<std::string, TensorShape> fed = {{spec_.input, {data}},
+                                            {spec_.label, {{1}, DataType::kInt32}}};
+  InferShapes(spec_.net, [&](const std::string& name) -> const TensorShape* {
+    auto it = fed.find(name);
+    if (it != fed.end()) return &it->second;
+    if (!root_.HasTensor(name) || !root_.GetTensor(name)->defined()) return nullptr;
+    const Tensor* t = root_.GetTensor(name);
+    return &(fed[name] = TensorShape{t->shape(), t->dtype()});
+  });
 }
 
 void Learner::Feed(const float* images, const Shape& shape, const int32_t* labels) {

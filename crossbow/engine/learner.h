@@ -44,6 +44,7 @@ class Learner {
     std::unique_ptr<Net> net;
     size_t update_begin = 0;  // ops from here on update the parameters
   };
+  void CheckForwardNet();
   void Feed(const float* images, const Shape& shape, const int32_t* labels);
   TrainPlan& TrainPlanFor(int64_t batch);
   Net& InferencePlanFor(int64_t batch, bool with_loss);
