@@ -99,7 +99,7 @@ LmdbWriter::LmdbWriter(const std::string& path, bool overwrite, int commit_every
                    ": it exists and is not a folder");
   const fs::path data_file = folder / "data.mdb";
   if (fs::exists(data_file)) {
-    CROSSBOW_ENFORCE(overwrite, "LMDB ", path, " already exists (use overwrite to replace it)");
+    CROSSBOW_ENFORCE(overwrite, "LMDB ", path, " already exists (--overwrite replaces it)");
     fs::remove(data_file);
     fs::remove(folder / "lock.mdb", ec);
   }
