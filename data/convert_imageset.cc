@@ -136,7 +136,10 @@ ConvertSummary ConvertEntries(const std::string& root, std::vector<Entry> entrie
                       "x" + std::to_string(first.height) + "x" + std::to_string(first.width));
         continue;
       }
-      if (!have_first) first = datum, have_first = true;
+      if (!have_first) {
+        first = datum;
+        have_first = true;
+      }
       sink.Write(IndexKey(i, entries[i].path), datum);
     }
   }

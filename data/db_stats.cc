@@ -95,9 +95,14 @@ ChannelStats ComputeChannelStats(const std::string& db, bool progress) {
         stats.skipped.push_back({"key " + reader.key(i), "corrupt record", record.why});
         continue;
       }
-      if (sum.empty()) sum.assign(record.sum.size(), 0.0), square = sum;
-      for (size_t c = 0; c < sum.size(); ++c)
-        sum[c] += record.sum[c], square[c] += record.square[c];
+      if (sum.empty()) {
+        sum.assign(record.sum.size(), 0.0);
+        square = sum;
+      }
+      for (size_t c = 0; c < sum.size(); ++c) {
+        sum[c] += record.sum[c];
+        square[c] += record.square[c];
+      }
       count += record.count;
       ++stats.records;
     }
