@@ -46,6 +46,8 @@ void CheckLabels(const py::array& data, const py::array& labels) {
 
 }  // namespace
 
+void BindLoader(py::module_& m);  // loader_bindings.cc
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Crossbow's C++ runtime";
   py::register_exception_translator([](std::exception_ptr p) {
@@ -149,4 +151,5 @@ PYBIND11_MODULE(_C, m) {
         return std::map<std::string, size_t>{{"planned_bytes", s.planned_bytes},
                                              {"unplanned_bytes", s.unplanned_bytes}};
       });
+  BindLoader(m);
 }
