@@ -11,7 +11,8 @@ namespace crossbow::data {
 
 // Read-only LMDB database: opened without thread-local lock slots (MDB_NOTLS | MDB_RDONLY),
 // its keys listed once at open so that records can be read in any order by index.
-// Throws crossbow::Error naming the path when it is missing or not an LMDB.
+// Throws crossbow::Error naming the path when it is missing, not an LMDB, or empty. `path` is
+// a folder (as Caffe makes it) or a single-file LMDB (MDB_NOSUBDIR, e.g. Python's subdir=False).
 class LmdbReader {
  public:
   explicit LmdbReader(const std::string& path);
@@ -50,19 +51,22 @@ class LmdbReader {
 class LmdbWriter {
  public:
   // Creates `path` (a folder, as Caffe's tools make it); fails if it already holds a DB
-  // unless `overwrite`.
-  explicit LmdbWriter(const std::string& path, bool overwrite = false, int commit_every = 1000);
+  // unless `overwrite`. The map starts at `initial_map_size` bytes and doubles when full.
+  explicit LmdbWriter(const std::string& path, bool overwrite = false, int commit_every = 1000,
+                      size_t initial_map_size = size_t{64} << 20);
   ~LmdbWriter();  // commits what is pending
   LmdbWriter(const LmdbWriter&) = delete;
   LmdbWriter& operator=(const LmdbWriter&) = delete;
 
   void Put(const std::string& key, std::string_view value);
   void Commit();
-  int64_t written() const { return written_; }
+  int64_t written() const { return written_; }  // records committed so far
+  size_t map_size() const { return map_size_; }
 
  private:
   std::string path_;
   MDB_env* env_ = nullptr;
+  size_t map_size_;
   std::vector<std::pair<std::string, std::string>> pending_;
   int commit_every_;
   int64_t written_ = 0;

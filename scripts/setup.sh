@@ -27,9 +27,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   run_logged sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
 
-if ! "$py" -c "import numpy, pytest, lmdb, google.protobuf" 2>/dev/null; then
-  say "installing Python packages: numpy pytest lmdb protobuf"
-  run_logged "$py" -m pip install -q numpy pytest lmdb protobuf
+if ! "$py" -c "import numpy, pytest, lmdb, google.protobuf, PIL" 2>/dev/null; then
+  say "installing Python packages: numpy pytest lmdb protobuf pillow"
+  run_logged "$py" -m pip install -q numpy pytest lmdb protobuf pillow
 fi
 
 if [ ! -f "$root/build/CMakeCache.txt" ]; then

@@ -1,4 +1,5 @@
-"""The ``crossbow`` command: ``crossbow ops [NAME]``, ``crossbow summary NET``."""
+"""The ``crossbow`` command: ``crossbow ops [NAME]``, ``crossbow summary NET``,
+``crossbow convert SUBCOMMAND ...``."""
 import argparse
 import sys
 
@@ -35,6 +36,8 @@ def parser():
     summ.add_argument("--num-classes", type=int, default=None,
                       help="classes of the last layer (default: the net's dataset)")
     summ.set_defaults(run=_summary)
+    from crossbow import convert
+    convert.add_parser(sub)
     return p
 
 

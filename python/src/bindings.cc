@@ -46,7 +46,8 @@ void CheckLabels(const py::array& data, const py::array& labels) {
 
 }  // namespace
 
-void BindLoader(py::module_& m);  // loader_bindings.cc
+void BindConvert(py::module_& m);  // convert_bindings.cc
+void BindLoader(py::module_& m);   // loader_bindings.cc
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Crossbow's C++ runtime";
@@ -88,6 +89,8 @@ PYBIND11_MODULE(_C, m) {
         return out;
       },
       py::arg("net_json"), py::arg("shapes"), py::arg("int_inputs") = std::vector<std::string>{});
+
+  BindConvert(m);
 
   py::class_<Learner>(m, "Learner")
       .def(py::init([](const std::string& spec_json) {

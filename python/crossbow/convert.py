@@ -1,0 +1,133 @@
+"""Dataset converters into LMDBs of Caffe Datum records: image folders and list files (as
+Caffe's convert_imageset), MNIST IDX files, the CIFAR-10/100 binaries, and per-channel
+statistics of a DB. The work is done in C++ (the same functions as the ``crossbow_convert``
+tool); each converter prints progress on stderr and returns a summary dict: ``written``,
+``skipped`` (a list of ``(where, reason, detail)``), ``seconds`` and ``text``.
+"""
+from crossbow import _native
+
+_IMAGESET_FLAGS = dict(resize_width=0, resize_height=0, shuffle=False, seed=0, gray=False,
+                       encoded=False, encode_type="", check_size=False)
+
+
+def imageset(root, list_file, db, *, overwrite=False, progress=True, **flags):
+    """Images listed in `list_file` ("relative/path label" lines, read from `root`) into `db`.
+    Flags as convert_imageset: resize_width, resize_height, shuffle, seed, gray, encoded,
+    encode_type, check_size."""
+    return _native.load().convert_imageset(str(root), str(list_file), str(db),
+                                           **_imageset_flags(flags), overwrite=overwrite,
+                                           progress=progress)
+
+
+def image_folders(root, db, *, overwrite=False, progress=True, **flags):
+    """One class per sub-folder of `root` (sorted names -> labels 0..), names in db/labels.txt.
+    Flags as :func:`imageset`."""
+    return _native.load().convert_imageset(str(root), "", str(db), **_imageset_flags(flags),
+                                           by_folder=True, overwrite=overwrite,
+                                           progress=progress)
+
+
+def mnist(images, labels, db, *, overwrite=False, progress=True):
+    """MNIST IDX image and label files (gzipped or not) into `db`."""
+    return _native.load().convert_mnist(str(images), str(labels), str(db), overwrite=overwrite,
+                                        progress=progress)
+
+
+def cifar10(db, files, *, overwrite=False, progress=True):
+    """CIFAR-10 binary batches (1 label byte + 3072 bytes of RGB planes a record) into `db`."""
+    return _native.load().convert_cifar(10, str(db), [str(f) for f in files],
+                                        overwrite=overwrite, progress=progress)
+
+
+def cifar100(db, files, *, coarse=False, overwrite=False, progress=True):
+    """CIFAR-100 binary files (coarse and fine label bytes + 3072 bytes a record) into `db`,
+    with the fine labels, or the coarse ones when `coarse`."""
+    return _native.load().convert_cifar(100, str(db), [str(f) for f in files], coarse=coarse,
+                                        overwrite=overwrite, progress=progress)
+
+
+def mean(db, *, progress=True):
+    """Per-channel ``mean`` and ``std`` (lists, 0-255 scale, channels in record order: BGR for
+    colour images) of every record of `db`, encoded ones decoded; ``records``, ``skipped``."""
+    return _native.load().channel_stats(str(db), progress=progress)
+
+
+def records(db):
+    """Yields ``(key, datum)`` for every record of `db` in key order; datum is a dict with
+    channels, height, width, data (bytes), label, float_data, encoded."""
+    C = _native.load()
+    reader = C.LmdbReader(str(db))
+    for i in range(len(reader)):
+        yield reader.key(i).decode("utf-8", "replace"), C.parse_datum(reader.get(i))
+
+
+def _imageset_flags(flags):
+    unknown = sorted(set(flags) - set(_IMAGESET_FLAGS))
+    if unknown:
+        raise TypeError(f"unknown imageset flags {unknown}; known: {sorted(_IMAGESET_FLAGS)}")
+    return {**_IMAGESET_FLAGS, **flags}
+
+
+def add_parser(subparsers):
+    """The ``crossbow convert SUBCOMMAND`` parsers, with crossbow_convert's flag names."""
+    p = subparsers.add_parser("convert", help="build LMDBs of Caffe Datum records")
+    sub = p.add_subparsers(dest="dataset", metavar="SUBCOMMAND", required=True)
+
+    def writer(name, help):
+        q = sub.add_parser(name, help=help)
+        q.add_argument("--overwrite", action="store_true", help="replace the DB if it exists")
+        q.add_argument("--noprogress", dest="progress", action="store_false",
+                       help="no progress line on stderr")
+        return q
+
+    q = writer("imageset", "ROOT/ LISTFILE DB, or --by_folder ROOT/ DB (as convert_imageset)")
+    q.add_argument("paths", nargs="+", metavar="PATH")
+    q.add_argument("--by_folder", action="store_true", help="one class per sub-folder of ROOT")
+    for flag, default in _IMAGESET_FLAGS.items():
+        kind = {bool: None, int: int, str: str}[type(default)]
+        if kind is None:
+            q.add_argument(f"--{flag}", action="store_true")
+        else:
+            q.add_argument(f"--{flag}", type=kind, default=default)
+    q.set_defaults(run=_run_imageset)
+    q = writer("mnist", "IMAGES LABELS DB: MNIST IDX files, gzipped or not")
+    q.add_argument("images")
+    q.add_argument("labels")
+    q.add_argument("db")
+    q.set_defaults(run=lambda a: _report(mnist(a.images, a.labels, a.db, **_write(a))))
+    for classes in (10, 100):
+        q = writer(f"cifar{classes}", f"DB FILE...: CIFAR-{classes} binary files")
+        q.add_argument("db")
+        q.add_argument("files", nargs="+", metavar="FILE")
+        if classes == 100:
+            q.add_argument("--coarse", action="store_true", help="the 20 coarse labels")
+    sub.choices["cifar10"].set_defaults(
+        run=lambda a: _report(cifar10(a.db, a.files, **_write(a))))
+    sub.choices["cifar100"].set_defaults(
+        run=lambda a: _report(cifar100(a.db, a.files, coarse=a.coarse, **_write(a))))
+    q = sub.add_parser("mean", help="DB: per-channel mean and standard deviation")
+    q.add_argument("db")
+    q.add_argument("--noprogress", dest="progress", action="store_false")
+    q.set_defaults(run=lambda a: _report(mean(a.db, progress=a.progress)))
+    return p
+
+
+def _write(args):
+    return dict(overwrite=args.overwrite, progress=args.progress)
+
+
+def _run_imageset(args):
+    flags = {k: getattr(args, k) for k in _IMAGESET_FLAGS}
+    want = 2 if args.by_folder else 3
+    if len(args.paths) != want:
+        usage = "ROOT/ DB" if args.by_folder else "ROOT/ LISTFILE DB"
+        raise ValueError(f"imageset{' --by_folder' if args.by_folder else ''} takes {usage}, "
+                         f"got {len(args.paths)} paths")
+    if args.by_folder:
+        return _report(image_folders(*args.paths, **_write(args), **flags))
+    return _report(imageset(*args.paths, **_write(args), **flags))
+
+
+def _report(result):
+    print(result["text"])
+    return 0

@@ -1,0 +1,151 @@
+// Converters, the Datum codec and a record reader for Python: results come back as plain
+// dicts, and the GIL is released while a converter runs.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "crossbow/core/enforce.h"
+#include "data/converters.h"
+#include "data/datum.h"
+#include "data/lmdb_io.h"
+
+namespace py = pybind11;
+using namespace crossbow::data;
+
+namespace {
+
+py::list Skips(const std::vector<SkippedRecord>& skipped) {
+  py::list out;
+  for (const auto& skip : skipped) out.append(py::make_tuple(skip.where, skip.reason, skip.detail));
+  return out;
+}
+
+py::dict SummaryDict(const ConvertSummary& summary) {
+  return py::dict(py::arg("db") = summary.db, py::arg("written") = summary.written,
+                  py::arg("skipped") = Skips(summary.skipped), py::arg("seconds") = summary.seconds,
+                  py::arg("text") = summary.ToString());
+}
+
+py::dict DatumDict(const Datum& datum) {
+  return py::dict(py::arg("channels") = datum.channels, py::arg("height") = datum.height,
+                  py::arg("width") = datum.width, py::arg("data") = py::bytes(datum.data),
+                  py::arg("label") = datum.label, py::arg("float_data") = datum.float_data,
+                  py::arg("encoded") = datum.encoded);
+}
+
+// Runs a converter without the GIL and returns its summary as a dict.
+template <typename F>
+py::dict Convert(F&& convert) {
+  ConvertSummary summary;
+  {
+    py::gil_scoped_release release;
+    summary = convert();
+  }
+  return SummaryDict(summary);
+}
+
+WriteOptions Write(bool overwrite, bool progress) {
+  WriteOptions options;
+  options.overwrite = overwrite;
+  options.progress = progress;
+  return options;
+}
+
+}  // namespace
+
+void BindConvert(py::module_& m) {
+  m.def(
+      "convert_imageset",
+      [](const std::string& root, const std::string& list_file, const std::string& db,
+         int resize_width, int resize_height, bool shuffle, uint32_t seed, bool gray, bool encoded,
+         const std::string& encode_type, bool check_size, bool by_folder, bool overwrite,
+         bool progress) {
+        ImagesetOptions options;
+        static_cast<WriteOptions&>(options) = Write(overwrite, progress);
+        options.resize_width = resize_width;
+        options.resize_height = resize_height;
+        options.shuffle = shuffle;
+        options.seed = seed;
+        options.gray = gray;
+        options.encoded = encoded;
+        options.encode_type = encode_type;
+        options.check_size = check_size;
+        return Convert([&] {
+          return by_folder ? ConvertImageFolders(root, db, options)
+                           : ConvertImageset(root, list_file, db, options);
+        });
+      },
+      "Image files to an LMDB, as Caffe's convert_imageset; list_file is ignored with by_folder",
+      py::arg("root"), py::arg("list_file"), py::arg("db"), py::arg("resize_width") = 0,
+      py::arg("resize_height") = 0, py::arg("shuffle") = false, py::arg("seed") = 0,
+      py::arg("gray") = false, py::arg("encoded") = false, py::arg("encode_type") = "",
+      py::arg("check_size") = false, py::arg("by_folder") = false, py::arg("overwrite") = false,
+      py::arg("progress") = true);
+  m.def(
+      "convert_mnist",
+      [](const std::string& images, const std::string& labels, const std::string& db,
+         bool overwrite, bool progress) {
+        return Convert(
+            [&] { return ConvertMnist(images, labels, db, Write(overwrite, progress)); });
+      },
+      py::arg("images"), py::arg("labels"), py::arg("db"), py::arg("overwrite") = false,
+      py::arg("progress") = true);
+  m.def(
+      "convert_cifar",
+      [](int classes, const std::string& db, const std::vector<std::string>& files, bool coarse,
+         bool overwrite, bool progress) {
+        CROSSBOW_ENFORCE_VALUE(classes == 10 || classes == 100, "CIFAR has 10 or 100 classes, not ",
+                               classes);
+        return Convert([&] {
+          const WriteOptions options = Write(overwrite, progress);
+          return classes == 10 ? ConvertCifar10(db, files, options)
+                               : ConvertCifar100(db, files, coarse, options);
+        });
+      },
+      py::arg("classes"), py::arg("db"), py::arg("files"), py::arg("coarse") = false,
+      py::arg("overwrite") = false, py::arg("progress") = true);
+  m.def(
+      "channel_stats",
+      [](const std::string& db, bool progress) {
+        ChannelStats stats;
+        {
+          py::gil_scoped_release release;
+          stats = ComputeChannelStats(db, progress);
+        }
+        return py::dict(py::arg("mean") = stats.mean, py::arg("std") = stats.std,
+                        py::arg("records") = stats.records,
+                        py::arg("skipped") = Skips(stats.skipped),
+                        py::arg("text") = stats.ToString());
+      },
+      py::arg("db"), py::arg("progress") = true);
+
+  m.def(
+      "parse_datum",
+      [](const py::bytes& bytes) {
+        const std::string_view view(bytes);
+        Datum datum;
+        std::string error;
+        CROSSBOW_ENFORCE_VALUE(ParseDatum(view.data(), view.size(), &datum, &error),
+                               "not a Datum record: ", error);
+        return DatumDict(datum);
+      },
+      "Datum wire bytes to a dict; ValueError saying why when they are not a Datum");
+  m.def(
+      "serialize_datum",
+      [](int32_t channels, int32_t height, int32_t width, const py::bytes& data, int32_t label,
+         const std::vector<float>& float_data, bool encoded) {
+        return py::bytes(SerializeDatum(
+            {channels, height, width, std::string(data), label, float_data, encoded}));
+      },
+      py::arg("channels") = 0, py::arg("height") = 0, py::arg("width") = 0,
+      py::arg("data") = py::bytes(), py::arg("label") = 0,
+      py::arg("float_data") = std::vector<float>{}, py::arg("encoded") = false);
+
+  py::class_<LmdbReader>(m, "LmdbReader", "Read-only LMDB: keys in order, values by index")
+      .def(py::init<const std::string&>(), py::arg("path"))
+      .def("__len__", &LmdbReader::size)
+      .def("key", [](const LmdbReader& self, int64_t i) { return py::bytes(self.key(i)); })
+      .def("get", [](const LmdbReader& self, int64_t i) {
+        LmdbReader::Transaction txn(self);
+        return py::bytes(std::string(txn.Get(i)));
+      });
+}
