@@ -12,13 +12,13 @@ bool Fail(std::string* error, const std::string& why) {
   return false;
 }
 
-// Colour conversion between 1 and 3 channels; `bgr` names the order of colour images.
-void ConvertChannels(cv::Mat* image, int channels, bool bgr) {
+// Colour conversion between 1 and 3 channels; `rgb` names the order of colour images.
+void ConvertChannels(cv::Mat* image, int channels, bool rgb) {
   if (channels == 0 || image->channels() == channels) return;
   if (channels == 1) {
-    cv::cvtColor(*image, *image, bgr ? cv::COLOR_BGR2GRAY : cv::COLOR_RGB2GRAY);
+    cv::cvtColor(*image, *image, rgb ? cv::COLOR_RGB2GRAY : cv::COLOR_BGR2GRAY);
   } else {
-    cv::cvtColor(*image, *image, bgr ? cv::COLOR_GRAY2BGR : cv::COLOR_GRAY2RGB);
+    cv::cvtColor(*image, *image, rgb ? cv::COLOR_GRAY2RGB : cv::COLOR_GRAY2BGR);
   }
 }
 
@@ -36,7 +36,7 @@ bool DecodeRaw(const Datum& datum, cv::Mat* out, std::string* error) {
   return true;
 }
 
-bool DecodeEncoded(const Datum& datum, int channels, bool bgr, cv::Mat* out, std::string* error) {
+bool DecodeEncoded(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error) {
   const int flags = channels == 1   ? cv::IMREAD_GRAYSCALE
                     : channels == 3 ? cv::IMREAD_COLOR
                                     : cv::IMREAD_ANYCOLOR;
@@ -52,18 +52,18 @@ bool DecodeEncoded(const Datum& datum, int channels, bool bgr, cv::Mat* out, std
                            " bytes, not a complete JPEG/PNG)");
   }
   if (out->channels() == 4) cv::cvtColor(*out, *out, cv::COLOR_BGRA2BGR);
-  if (out->channels() == 3 && !bgr) cv::cvtColor(*out, *out, cv::COLOR_BGR2RGB);
+  if (out->channels() == 3 && rgb) cv::cvtColor(*out, *out, cv::COLOR_BGR2RGB);
   return true;
 }
 
 }  // namespace
 
-bool DecodeDatum(const Datum& datum, int channels, bool bgr, cv::Mat* out, std::string* error) {
+bool DecodeDatum(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error) {
   if (datum.data.empty()) return Fail(error, "record has no pixel data");
-  const bool ok = datum.encoded ? DecodeEncoded(datum, channels, bgr, out, error)
+  const bool ok = datum.encoded ? DecodeEncoded(datum, channels, rgb, out, error)
                                 : DecodeRaw(datum, out, error);
   if (!ok) return false;
-  ConvertChannels(out, channels, bgr);
+  ConvertChannels(out, channels, rgb);
   return true;
 }
 

@@ -86,7 +86,7 @@ void ColorJitter(const TransformConfig& c, Rng* rng, cv::Mat* image) {
   const double brightness = factor(c.brightness), contrast = factor(c.contrast),
                saturation = factor(c.saturation);
   const bool colour = image->channels() == 3;
-  const int to_gray = c.bgr ? cv::COLOR_BGR2GRAY : cv::COLOR_RGB2GRAY;
+  const int to_gray = c.rgb ? cv::COLOR_RGB2GRAY : cv::COLOR_BGR2GRAY;
   if (brightness != 1) image->convertTo(*image, -1, brightness);
   if (contrast != 1) {
     cv::Mat gray = *image;
@@ -120,7 +120,7 @@ Transformer::Transformer(TransformConfig config, const Datum& probe) : config_(s
                          "colour jitter strengths must not be negative");
   cv::Mat image;
   std::string error;
-  CROSSBOW_ENFORCE(DecodeDatum(probe, c.channels, c.bgr, &image, &error),
+  CROSSBOW_ENFORCE(DecodeDatum(probe, c.channels, c.rgb, &image, &error),
                    "the first record of the DB is unreadable: ", error);
   if (c.resize > 0) ResizeShorterSide(&image, c.resize);
   const int64_t channels = image.channels();
@@ -168,7 +168,7 @@ bool Transformer::Apply(const Datum& datum, uint64_t seed, float* out, std::stri
     if (!CheckRawDatum(datum, error)) return false;
     pixels = Planar(datum);
   } else {
-    if (!DecodeDatum(datum, c.channels, c.bgr, &image, error)) return false;
+    if (!DecodeDatum(datum, c.channels, c.rgb, &image, error)) return false;
     if (c.train && c.random_resized_crop) {
       const cv::Rect window = RandomResizedWindow(image.rows, image.cols, c, &rng);
       Resize(image(window), {c.crop, c.crop}, &image);

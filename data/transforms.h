@@ -14,10 +14,12 @@ namespace crossbow::data {
 struct TransformConfig {
   bool train = true;
   int channels = 0;  // 1 grayscale, 3 colour; 0 keeps what the first record holds
-  bool bgr = false;  // encoded images decode to RGB, or to OpenCV's (Caffe's) BGR order
-  int resize = 0;    // the shorter side is resized to this first (0: keep)
-  int crop = 0;      // square output side (0: the image's own size, the same for every record)
-  int pad = 0;       // zeros on each side before cropping (CIFAR: 4 with crop 32)
+  // Encoded colour images decode to BGR, as Caffe does and as `crossbow convert imageset` stores
+  // raw records, or to RGB (torchvision's order) when `rgb`.
+  bool rgb = false;
+  int resize = 0;  // the shorter side is resized to this first (0: keep)
+  int crop = 0;    // square output side (0: the image's own size, the same for every record)
+  int pad = 0;     // zeros on each side before cropping (CIFAR: 4 with crop 32)
   // Train: torchvision's RandomResizedCrop (area and aspect ratio ranges) to crop x crop.
   bool random_resized_crop = false;
   float min_area = 0.08f, max_area = 1.0f;

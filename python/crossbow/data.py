@@ -40,7 +40,9 @@ class ImageDB:
     Testing takes the centre crop after resizing the shorter side to ``resize``. Pixels are
     ``(value * scale - mean[c]) / std[c]`` (scale 1/255 by default, so mean and std are in
     [0, 1] units as in torchvision), or ``mean_image`` (C x H x W) minus, per pixel.
-    Colour images come out RGB (``bgr=True`` for Caffe's order); ``channels`` 1 or 3 converts.
+    Encoded colour images decode to BGR, Caffe's order and that of the raw records
+    ``crossbow convert imageset`` writes (``rgb=True`` for torchvision's); ``channels`` 1 or 3
+    converts.
 
     Iterating runs through the next epoch. Corrupt records are skipped, logged and counted:
     ``corrupt_records`` is the count of the epoch iterated last. Batches depend on ``seed``
@@ -49,13 +51,13 @@ class ImageDB:
 
     def __init__(self, path, batch_size, train=True, crop=None, pad=0, mirror=None, mean=None,
                  std=None, seed=0, workers=1, resize=None, random_resized_crop=False,
-                 mean_image=None, scale=1.0 / 255.0, channels=None, bgr=False,
+                 mean_image=None, scale=1.0 / 255.0, channels=None, rgb=False,
                  color_jitter=None, shuffle=None, num_classes=0, drop_last=False, slots=0):
         brightness, contrast, saturation = _jitter(color_jitter)
         self.path = str(path)
         self.source = _native.load().ImageLoader(
             self.path, int(batch_size), train=bool(train), channels=int(channels or 0),
-            bgr=bool(bgr), resize=int(resize or 0), crop=int(crop or 0), pad=int(pad),
+            rgb=bool(rgb), resize=int(resize or 0), crop=int(crop or 0), pad=int(pad),
             random_resized_crop=bool(random_resized_crop),
             mirror=bool(train if mirror is None else mirror), mean=_floats(mean, "mean"),
             std=_floats(std, "std"), mean_image=_floats(mean_image, "mean_image"),

@@ -58,7 +58,7 @@ void BindLoader(py::module_& m) {
 
   py::class_<ImageLoader, BatchSource, std::shared_ptr<ImageLoader>>(m, "ImageLoader")
       .def(py::init([](const std::string& path, int64_t batch_size, bool train, int channels,
-                       bool bgr, int resize, int crop, int pad, bool random_resized_crop,
+                       bool rgb, int resize, int crop, int pad, bool random_resized_crop,
                        bool mirror, std::vector<float> mean, std::vector<float> deviation,
                        std::vector<float> mean_image, float scale, float brightness, float contrast,
                        float saturation, bool shuffle, uint64_t seed, int workers, int slots,
@@ -69,7 +69,7 @@ void BindLoader(py::module_& m) {
              crossbow::data::TransformConfig& t = o.transform;
              t.train = train;
              t.channels = channels;
-             t.bgr = bgr;
+             t.rgb = rgb;
              t.resize = resize;
              t.crop = crop;
              t.pad = pad;
@@ -92,7 +92,7 @@ void BindLoader(py::module_& m) {
              return std::make_shared<ImageLoader>(std::move(o));
            }),
            py::arg("path"), py::arg("batch_size"), py::arg("train") = true, py::arg("channels") = 0,
-           py::arg("bgr") = false, py::arg("resize") = 0, py::arg("crop") = 0, py::arg("pad") = 0,
+           py::arg("rgb") = false, py::arg("resize") = 0, py::arg("crop") = 0, py::arg("pad") = 0,
            py::arg("random_resized_crop") = false, py::arg("mirror") = false,
            py::arg("mean") = std::vector<float>{}, py::arg("std") = std::vector<float>{},
            py::arg("mean_image") = std::vector<float>{}, py::arg("scale") = 1.0f / 255.0f,

@@ -111,14 +111,15 @@ TEST(TransformsTest, ResizeShorterSideThenCentreCrop) {
 TEST(TransformsTest, DecodesPngInColourOrderAndGray) {
   TransformConfig config = Plain(false);
   const Datum png = EncodedDatum(TinyPng());
+  config.rgb = true;
   const std::vector<float> rgb = Transform(config, png);
   ASSERT_EQ(rgb.size(), 18u);
   EXPECT_EQ(std::vector<float>(rgb.begin(), rgb.begin() + 6),
             (std::vector<float>{0, 1, 2, 10, 11, 12}));  // R plane
   EXPECT_EQ(rgb[6 + 4], 111);                            // G at (1, 1)
   EXPECT_EQ(rgb[12 + 5], 203);                           // B at (1, 2)
-  config.bgr = true;
-  EXPECT_EQ(Transform(config, png)[5], 203);  // B plane first
+  config.rgb = false;
+  EXPECT_EQ(Transform(config, png)[5], 203);  // B plane first, as Caffe decodes
   config.channels = 1;
   const std::vector<float> gray = Transform(config, png);
   ASSERT_EQ(gray.size(), 6u);
