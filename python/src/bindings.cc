@@ -47,6 +47,7 @@ void CheckLabels(const py::array& data, const py::array& labels) {
 }  // namespace
 
 void BindConvert(py::module_& m);  // convert_bindings.cc
+void BindLoader(py::module_& m);   // loader_bindings.cc
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Crossbow's C++ runtime";
@@ -153,4 +154,5 @@ PYBIND11_MODULE(_C, m) {
         return std::map<std::string, size_t>{{"planned_bytes", s.planned_bytes},
                                              {"unplanned_bytes", s.unplanned_bytes}};
       });
+  BindLoader(m);
 }

@@ -1,0 +1,49 @@
+# The libFuzzer target tests/fuzz/datum_decode_fuzzer.cc, compiled by clang++ whatever the
+# project's compiler, with the data sources it exercises instrumented alongside it, and a
+# CTest test that runs it for a bounded time. CROSSBOW_FUZZ: ON, OFF or AUTO (on when clang++
+# links -fsanitize=fuzzer here).
+set(CROSSBOW_FUZZ AUTO CACHE STRING "Build the libFuzzer target with clang++ (ON, OFF, AUTO)")
+set(CROSSBOW_FUZZ_SECONDS 15 CACHE STRING "How long the fuzz test runs")
+
+find_program(CROSSBOW_CLANGXX NAMES clang++ clang++-14)
+set(fuzz_found OFF)
+if(CROSSBOW_CLANGXX AND TARGET crossbow_data)
+  set(probe ${CMAKE_CURRENT_BINARY_DIR}/fuzz_probe.cc)
+  file(WRITE ${probe}
+    "#include <cstddef>\n#include <cstdint>\n"
+    "extern \"C\" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }\n")
+  execute_process(COMMAND ${CROSSBOW_CLANGXX} -fsanitize=fuzzer ${probe} -o ${probe}.out
+                  RESULT_VARIABLE probe_result OUTPUT_QUIET ERROR_QUIET)
+  if(probe_result EQUAL 0)
+    set(fuzz_found ON)
+  endif()
+endif()
+crossbow_resolve_option(CROSSBOW_FUZZ ${fuzz_found})
+message(STATUS "Crossbow: FUZZ=${CROSSBOW_FUZZ}")
+
+if(CROSSBOW_FUZZ)
+  set(fuzzer ${CMAKE_CURRENT_BINARY_DIR}/datum_decode_fuzzer)
+  set(fuzz_sources tests/fuzz/datum_decode_fuzzer.cc data/datum.cc data/image_decode.cc
+      data/transforms.cc)
+  get_target_property(opencv_includes opencv_core INTERFACE_INCLUDE_DIRECTORIES)
+  add_custom_command(
+    OUTPUT ${fuzzer}
+    COMMAND ${CROSSBOW_CLANGXX} -std=c++17 -g -O1 -fsanitize=fuzzer,address
+            -I${CMAKE_CURRENT_SOURCE_DIR} -I${opencv_includes} ${fuzz_sources}
+            $<TARGET_FILE:crossbow>
+            $<TARGET_FILE:opencv_core> $<TARGET_FILE:opencv_imgcodecs>
+            $<TARGET_FILE:opencv_imgproc> -Wl,-rpath,${CMAKE_CURRENT_BINARY_DIR} -o ${fuzzer}
+    DEPENDS ${fuzz_sources} crossbow
+    WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
+    COMMENT "Building the libFuzzer target datum_decode_fuzzer with clang++")
+  add_custom_target(datum_decode_fuzzer ALL DEPENDS ${fuzzer})
+  if(CROSSBOW_BUILD_TESTS)
+    # Leaks inside OpenCV's codecs are not ours; the pixel limit keeps a header that claims a
+    # huge image from exhausting the fuzzer's memory.
+    add_test(NAME datum_decode_fuzzer
+             COMMAND ${fuzzer} -max_total_time=${CROSSBOW_FUZZ_SECONDS} -rss_limit_mb=2048
+                     -max_len=4096)
+    set_tests_properties(datum_decode_fuzzer PROPERTIES
+      ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0;OPENCV_IO_MAX_IMAGE_PIXELS=4194304")
+  endif()
+endif()

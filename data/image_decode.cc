@@ -1,0 +1,70 @@
+#include "data/image_decode.h"
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <vector>
+
+namespace crossbow::data {
+namespace {
+
+bool Fail(std::string* error, const std::string& why) {
+  *error = why;
+  return false;
+}
+
+// Colour conversion between 1 and 3 channels; `rgb` names the order of colour images.
+void ConvertChannels(cv::Mat* image, int channels, bool rgb) {
+  if (channels == 0 || image->channels() == channels) return;
+  if (channels == 1) {
+    cv::cvtColor(*image, *image, rgb ? cv::COLOR_RGB2GRAY : cv::COLOR_BGR2GRAY);
+  } else {
+    cv::cvtColor(*image, *image, rgb ? cv::COLOR_GRAY2RGB : cv::COLOR_GRAY2BGR);
+  }
+}
+
+bool DecodeRaw(const Datum& datum, cv::Mat* out, std::string* error) {
+  if (!CheckRawDatum(datum, error)) return false;
+  if (datum.channels != 1 && datum.channels != 3) {
+    return Fail(error,
+                "raw record has " + std::to_string(datum.channels) + " channels, expected 1 or 3");
+  }
+  const int h = datum.height, w = datum.width;
+  auto* bytes = reinterpret_cast<uchar*>(const_cast<char*>(datum.data.data()));
+  std::vector<cv::Mat> planes;
+  for (int c = 0; c < datum.channels; ++c) planes.emplace_back(h, w, CV_8UC1, bytes + c * h * w);
+  cv::merge(planes, *out);
+  return true;
+}
+
+bool DecodeEncoded(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error) {
+  const int flags = channels == 1   ? cv::IMREAD_GRAYSCALE
+                    : channels == 3 ? cv::IMREAD_COLOR
+                                    : cv::IMREAD_ANYCOLOR;
+  const cv::Mat bytes(1, static_cast<int>(datum.data.size()), CV_8UC1,
+                      const_cast<char*>(datum.data.data()));
+  try {
+    *out = cv::imdecode(bytes, flags);
+  } catch (const cv::Exception& e) {
+    return Fail(error, std::string("image does not decode: ") + e.what());
+  }
+  if (out->empty()) {
+    return Fail(error, "image does not decode (" + std::to_string(datum.data.size()) +
+                           " bytes, not a complete JPEG/PNG)");
+  }
+  if (out->channels() == 4) cv::cvtColor(*out, *out, cv::COLOR_BGRA2BGR);
+  if (out->channels() == 3 && rgb) cv::cvtColor(*out, *out, cv::COLOR_BGR2RGB);
+  return true;
+}
+
+}  // namespace
+
+bool DecodeDatum(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error) {
+  if (datum.data.empty()) return Fail(error, "record has no pixel data");
+  const bool ok = datum.encoded ? DecodeEncoded(datum, channels, rgb, out, error)
+                                : DecodeRaw(datum, out, error);
+  if (!ok) return false;
+  ConvertChannels(out, channels, rgb);
+  return true;
+}
+
+}  // namespace crossbow::data

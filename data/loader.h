@@ -1,0 +1,77 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "crossbow/core/batch_source.h"
+#include "data/batch_ring.h"
+#include "data/lmdb_io.h"
+#include "data/transforms.h"
+
+namespace crossbow::data {
+
+struct LoaderOptions {
+  std::string path;  // an LMDB of Caffe Datum records
+  int64_t batch_size = 0;
+  TransformConfig transform;  // transform.train turns augmentation on
+  bool shuffle = true;        // a new permutation every epoch, seeded by (seed, epoch)
+  uint64_t seed = 0;
+  int workers = 1;      // threads that read, decode and augment
+  int slots = 0;        // batches in the ring; 0: 2 * workers + 2
+  int num_classes = 0;  // labels outside [0, num_classes) are corrupt; 0 checks nothing
+  bool drop_last = false;
+};
+
+// Batches from an LMDB, decoded and augmented on a pool of workers into a ring of reusable
+// slots (DESIGN.md, "Data path"). Worker w builds batches w, w + workers, ... of the run, each
+// through its own read transaction (its shard of the cursor work: LMDB reads are zero-copy
+// lookups into the map, so reading where the pixels are decoded saves a hand-off). Batch
+// contents depend only on the seed: the record order of an epoch comes from (seed, epoch) and
+// each record's augmentation from (seed, epoch, record).
+//
+// Corrupt records (unparseable bytes, an image that does not decode, sizes that disagree with
+// the bytes, a label out of range) are logged with their key, skipped and counted; a batch
+// that held some is smaller. The count of each epoch is logged when its last batch is acquired.
+class ImageLoader : public BatchSource {
+ public:
+  explicit ImageLoader(LoaderOptions options);
+  ~ImageLoader() override;
+
+  Shape ExampleShape() const override { return transformer_->output_shape(); }
+  int64_t EpochSize() const override { return reader_->size(); }
+  int64_t batch_size() const override { return options_.batch_size; }
+  const Batch* Acquire() override;
+  void Release(const Batch* batch) override;
+  std::string SaveState() const override;
+  void RestoreState(const std::string& state) override;
+
+  int64_t batches_per_epoch() const { return batches_per_epoch_; }
+  // Corrupt records skipped in `epoch`, over the batches acquired so far.
+  int64_t corrupt_records(int64_t epoch) const;
+  const LoaderOptions& options() const { return options_; }
+
+ private:
+  void Start(int64_t first_sequence);
+  void Stop();
+  void Work(int worker, int64_t first_sequence);
+  void Fill(int64_t sequence, const std::vector<int64_t>& order,
+            LmdbReader::Transaction* transaction, BatchRing::Slot* slot) const;
+  // Why the record is corrupt, or empty when it went into `out` and `label`.
+  std::string Decode(std::string_view bytes, uint64_t seed, float* out, int32_t* label) const;
+
+  LoaderOptions options_;
+  std::unique_ptr<LmdbReader> reader_;
+  std::unique_ptr<Transformer> transformer_;
+  std::unique_ptr<BatchRing> ring_;
+  int64_t batches_per_epoch_ = 0;
+  std::vector<std::thread> workers_;
+  mutable std::mutex stats_mutex_;
+  std::map<int64_t, int64_t> corrupt_;  // epoch -> records skipped
+};
+
+}  // namespace crossbow::data

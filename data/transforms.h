@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "crossbow/core/tensor.h"
+#include "data/datum.h"
+
+namespace crossbow::data {
+
+// What happens to one record between the DB and a batch. Random steps (random crops, mirror,
+// colour jitter) run only when `train`; at test time the crop is taken from the centre.
+struct TransformConfig {
+  bool train = true;
+  int channels = 0;  // 1 grayscale, 3 colour; 0 keeps what the first record holds
+  // Encoded colour images decode to BGR, as Caffe does and as `crossbow convert imageset` stores
+  // raw records, or to RGB (torchvision's order) when `rgb`.
+  bool rgb = false;
+  int resize = 0;  // the shorter side is resized to this first (0: keep)
+  int crop = 0;    // square output side (0: the image's own size, the same for every record)
+  int pad = 0;     // zeros on each side before cropping (CIFAR: 4 with crop 32)
+  // Train: torchvision's RandomResizedCrop (area and aspect ratio ranges) to crop x crop.
+  bool random_resized_crop = false;
+  float min_area = 0.08f, max_area = 1.0f;
+  float min_ratio = 3.0f / 4.0f, max_ratio = 4.0f / 3.0f;
+  bool mirror = false;                                 // horizontal flip with probability 1/2
+  float brightness = 0, contrast = 0, saturation = 0;  // colour jitter strengths, as torchvision
+  // out = (pixel * scale - mean[c]) / std[c]; a mean image (C*H*W at output size) replaces
+  // the per-channel mean when given. Empty mean means 0 and empty std means 1.
+  float scale = 1.0f / 255.0f;
+  std::vector<float> mean, std, mean_image;
+};
+
+// Decodes and augments records into NCHW float. Thread-safe (Apply is const) and
+// deterministic: the randomness of one record comes from the seed it is given, nothing else.
+class Transformer {
+ public:
+  // Checks the config (ValueError naming the option) and fixes the output channels and, when
+  // crop is 0, the output size from `probe`, a record of the DB.
+  Transformer(TransformConfig config, const Datum& probe);
+
+  const Shape& output_shape() const { return shape_; }  // C, H, W
+  int64_t output_size() const { return NumElements(shape_); }
+
+  // Writes C*H*W floats to `out`. A corrupt record (undecodable image, sizes that disagree
+  // with the bytes, an image of the wrong size) returns false with the reason.
+  bool Apply(const Datum& datum, uint64_t seed, float* out, std::string* error) const;
+
+ private:
+  TransformConfig config_;
+  Shape shape_;
+  std::vector<float> multiplier_;  // per channel: scale / std
+  std::vector<float> bias_;        // per output element: -mean / std
+};
+
+}  // namespace crossbow::data

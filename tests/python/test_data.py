@@ -1,0 +1,110 @@
+"""crossbow.data.ImageDB on small LMDBs written here with the lmdb package and Datum bytes
+serialised by hand (protobuf wire format), independently of Crossbow's own writer."""
+import os
+import struct
+
+import lmdb
+import numpy as np
+import pytest
+
+from crossbow import _native
+
+pytestmark = pytest.mark.skipif(not _native.available(), reason="crossbow._C is not built")
+
+from crossbow.data import ImageDB  # noqa: E402
+
+
+def _varint(value):
+    out = bytearray()
+    value &= (1 << 64) - 1
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def datum(pixels, label, encoded=False):
+    """Caffe Datum bytes: fields 1-3 channels/height/width, 4 data, 5 label, 7 encoded."""
+    out = b""
+    if not encoded:
+        c, h, w = pixels.shape
+        out += b"\x08" + _varint(c) + b"\x10" + _varint(h) + b"\x18" + _varint(w)
+    data = pixels if encoded else pixels.astype(np.uint8).tobytes()
+    out += b"\x22" + _varint(len(data)) + data + b"\x28" + _varint(label)
+    return out + (b"\x38\x01" if encoded else b"")
+
+
+def write_db(path, values):
+    env = lmdb.open(str(path), map_size=1 << 24)
+    with env.begin(write=True) as txn:
+        for i, value in enumerate(values):
+            txn.put(b"%08d" % i, value)
+    env.close()
+    return str(path)
+
+
+def image(i):
+    """3x6x6 image of record i: pixel value i in every channel but with a gradient in x."""
+    return np.stack([np.full((6, 6), i) + np.arange(6) * (c + 1) for c in range(3)])
+
+
+@pytest.fixture
+def db(tmp_path):
+    return write_db(tmp_path / "db", [datum(image(i), i % 10) for i in range(21)])
+
+
+def test_test_mode_reads_every_record_in_order_with_exact_pixels(db):
+    data = ImageDB(db, batch_size=4, train=False, scale=1.0)
+    assert len(data) == 6 and data.shape == (3, 6, 6)
+    batches = list(data)
+    assert [len(labels) for _, labels in batches] == [4, 4, 4, 4, 4, 1]
+    images = np.concatenate([b[0] for b in batches])
+    labels = np.concatenate([b[1] for b in batches])
+    assert images.dtype == np.float32 and labels.dtype == np.int32
+    np.testing.assert_array_equal(images, np.stack([image(i) for i in range(21)]))
+    np.testing.assert_array_equal(labels, np.arange(21) % 10)
+    assert data.corrupt_records == 0
+
+
+def test_training_epochs_cover_every_record_and_depend_on_the_seed(db):
+    def epochs(seed, workers):
+        data = ImageDB(db, batch_size=5, crop=6, pad=2, mean=[0.5] * 3, std=[0.25] * 3,
+                       seed=seed, workers=workers)
+        return [np.concatenate([labels for _, labels in data]) for _ in range(2)], data
+
+    (first, second), data = epochs(3, 1)
+    assert sorted(first.tolist()) == sorted((np.arange(21) % 10).tolist())
+    assert first.tolist() != second.tolist()
+    (again, _), _ = epochs(3, 2)
+    np.testing.assert_array_equal(first, again)
+    assert type(data.source).__name__ == "ImageLoader"
+    assert isinstance(data.source, _native.load().BatchSource)
+
+
+def test_corrupt_records_are_skipped_and_counted(tmp_path):
+    values = [datum(image(i), i) for i in range(8)]
+    values[2] = b"\x0a\xff"                                     # truncated field
+    values[5] = datum(image(5), 42)                             # label out of range
+    values[6] = datum(b"\x89PNG\r\n\x1a\n\x00", 6, encoded=True)  # not a whole image
+    data = ImageDB(write_db(tmp_path / "db", values), batch_size=3, train=False, num_classes=10)
+    labels = np.concatenate([labels for _, labels in data])
+    assert labels.tolist() == [0, 1, 3, 4, 7]
+    assert data.corrupt_records == 3
+
+
+def test_bad_paths_and_options_fail_clearly(tmp_path):
+    with pytest.raises(RuntimeError, match="missing"):
+        ImageDB(str(tmp_path / "missing"), batch_size=2)
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "data.mdb").write_bytes(b"not an lmdb at all" * 100)
+    with pytest.raises(RuntimeError, match="LMDB"):
+        ImageDB(str(tmp_path / "junk"), batch_size=2)
+    with pytest.raises(RuntimeError, match="empty"):
+        ImageDB(write_db(tmp_path / "empty", []), batch_size=2)
+    db = write_db(tmp_path / "db", [datum(image(0), 0)])
+    with pytest.raises(ValueError, match="mean"):
+        ImageDB(db, batch_size=2, mean=[0.5, 0.5])
+    with pytest.raises(ValueError, match="batch_size"):
+        ImageDB(db, batch_size=0)
