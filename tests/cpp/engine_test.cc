@@ -7,6 +7,7 @@
 #include <random>
 
 #include "crossbow/engine/array_source.h"
+#include "crossbow/engine/autotuner.h"
 #include "crossbow/engine/model_layout.h"
 
 namespace crossbow {
@@ -288,6 +289,20 @@ TEST(Engine, SkipNanSkipsTheUpdateAndGoesOn) {
   EXPECT_TRUE(std::isfinite(r.loss));
   EXPECT_EQ(engine.Iterate().skipped, 0);
   for (double d : engine.DistancesToAverage()) EXPECT_TRUE(std::isfinite(d));
+}
+
+TEST(Engine, AutotunerLeavesTheEngineAtItsChoice) {
+  auto source = Source(64, 4);
+  Engine engine(Spec(false), Options("cpu:0-1", 1), source.get());
+  AutotunerOptions o;
+  o.warmup_iterations = 1;
+  o.window_iterations = 2;
+  o.max_learners = 3;
+  AutotuneResult r = Autotuner(o).Run(&engine);
+  EXPECT_EQ(engine.learners_per_device(), r.learners_per_device);
+  EXPECT_GE(r.decisions.size(), 2u);
+  EXPECT_GT(r.decisions[0].images_per_second, 0);
+  EXPECT_GT(engine.LearnerMemoryBytes(), 0u);
 }
 
 TEST(Engine, RejectsBadOptions) {
