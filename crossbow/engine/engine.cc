@@ -149,6 +149,7 @@ IterationResult Engine::Impl::Iterate() {
   for (size_t i = 0; i < slots.size(); ++i) {
     try {
       slots[i]->batch = train_->Acquire();
+      slots[i]->images = slots[i]->batch->size;
     } catch (...) {
       for (size_t j = 0; j < i; ++j) train_->Release(slots[j]->batch);
       throw;
@@ -175,7 +176,7 @@ IterationResult Engine::Impl::Iterate() {
     } else {
       ++result.skipped;
     }
-    result.images += slot->batch->size;
+    result.images += slot->images;
   }
   result.loss = finite ? result.loss / finite : NAN;
   VLOG(1) << "iteration " << t << ": loss " << result.loss << ", " << result.images << " images";
@@ -263,7 +264,7 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
     return;
   }
   // S-SGD and SGD: gradients weighted by batch size, averaged over every learner's images.
-  const float weight = skip ? 0.f : static_cast<float>(batch->size);
+  const float weight = skip ? 0.f : static_cast<float>(slot.images);
   for (const auto& e : params) {
     std::copy_n(l.Gradient(e.name)->data<float>(), e.numel, c + e.offset);
     sma::Scale(weight, c + e.offset, e.numel);

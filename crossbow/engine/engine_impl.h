@@ -40,8 +40,9 @@ class Engine::Impl {
     int index = 0;  // over all devices, device-major
     std::vector<int> cores;
     std::vector<float> contribution;  // layout_.total() floats, read by its device's sync
-    const Batch* batch = nullptr;
-    int64_t task = -1, done = -1;  // iterations posted and finished
+    const Batch* batch = nullptr;     // posted by Iterate, released by the learner
+    int64_t images = 0;               // the batch's size
+    int64_t task = -1, done = -1;     // iterations posted and finished
     float loss = 0;
     std::thread thread;
   };
