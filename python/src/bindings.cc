@@ -13,6 +13,8 @@
 namespace py = pybind11;
 using namespace crossbow;
 
+void BindEngine(py::module_& m);
+
 namespace {
 
 Shape ShapeOf(const py::array& a) { return Shape(a.shape(), a.shape() + a.ndim()); }
@@ -61,6 +63,7 @@ PYBIND11_MODULE(_C, m) {
     }
   });
 
+  BindEngine(m);
   m.def("operators", [] {
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto& type : SchemaRegistry::Types()) {

@@ -1,0 +1,80 @@
+#include "crossbow/engine/autotuner.h"
+
+#include <glog/logging.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "crossbow/core/enforce.h"
+#include "crossbow/engine/engine.h"
+
+namespace crossbow {
+
+size_t AvailableMemoryBytes() {
+  return static_cast<size_t>(sysconf(_SC_AVPHYS_PAGES)) *
+         static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+Autotuner::Autotuner(AutotunerOptions options) : options_(options) {
+  CROSSBOW_ENFORCE_VALUE(options_.threshold >= 0, "autotuner threshold must be >= 0, got ",
+                         options_.threshold);
+  CROSSBOW_ENFORCE_VALUE(options_.max_learners >= 1, "autotuner max_learners must be >= 1, got ",
+                         options_.max_learners);
+  CROSSBOW_ENFORCE_VALUE(options_.window_iterations >= 1 && options_.warmup_iterations >= 0,
+                         "autotuner needs window_iterations >= 1 and warmup_iterations >= 0, got ",
+                         options_.window_iterations, " and ", options_.warmup_iterations);
+}
+
+AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory) const {
+  const size_t limit =
+      options_.memory_limit_bytes ? options_.memory_limit_bytes : AvailableMemoryBytes();
+  AutotuneResult result;
+  auto decide = [&](int k, double rate, const char* action) {
+    result.decisions.push_back({k, rate, action});
+    LOG(INFO) << "autotuner: " << k << " learner(s) per device, " << rate
+              << " images/s: " << action;
+  };
+  double best = measure(1);
+  decide(1, best, "start");
+  for (int k = 2;; ++k) {
+    if (k > options_.max_learners) {
+      decide(k - 1, best, "stop: max learners");
+      break;
+    }
+    if (memory(k) > limit) {
+      decide(k - 1, best, "stop: memory");
+      break;
+    }
+    const double rate = measure(k);
+    if (rate > best * (1 + options_.threshold)) {
+      best = rate;
+      result.learners_per_device = k;
+      decide(k, rate, "add");
+    } else {
+      decide(k, rate, "step back");
+      break;
+    }
+  }
+  LOG(INFO) << "autotuner: chose " << result.learners_per_device << " learner(s) per device";
+  return result;
+}
+
+AutotuneResult Autotuner::Run(Engine* engine) const {
+  auto measure = [&](int k) {
+    engine->SetLearnersPerDevice(k);
+    for (int i = 0; i < options_.warmup_iterations; ++i) engine->Iterate();
+    int64_t images = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < options_.window_iterations; ++i) images += engine->Iterate().images;
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    return images / took.count();
+  };
+  const size_t per_learner = engine->LearnerMemoryBytes();
+  const int devices = engine->num_learners() / engine->learners_per_device();
+  auto memory = [&](int k) { return per_learner * k * devices; };
+  AutotuneResult result = Run(measure, memory);
+  engine->SetLearnersPerDevice(result.learners_per_device);
+  return result;
+}
+
+}  // namespace crossbow
