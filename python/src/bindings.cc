@@ -13,7 +13,11 @@
 namespace py = pybind11;
 using namespace crossbow;
 
-void BindEngine(py::module_& m);
+// Each subsystem's bindings live in a file of their own.
+void BindBatchSource(py::module_& m);  // batch_source_bindings.cc
+void BindEngine(py::module_& m);       // engine_bindings.cc
+void BindConvert(py::module_& m);      // convert_bindings.cc
+void BindLoader(py::module_& m);       // loader_bindings.cc
 
 namespace {
 
@@ -48,9 +52,6 @@ void CheckLabels(const py::array& data, const py::array& labels) {
 
 }  // namespace
 
-void BindConvert(py::module_& m);  // convert_bindings.cc
-void BindLoader(py::module_& m);   // loader_bindings.cc
-
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Crossbow's C++ runtime";
   py::register_exception_translator([](std::exception_ptr p) {
@@ -63,7 +64,6 @@ PYBIND11_MODULE(_C, m) {
     }
   });
 
-  BindEngine(m);
   m.def("operators", [] {
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto& type : SchemaRegistry::Types()) {
@@ -92,8 +92,6 @@ PYBIND11_MODULE(_C, m) {
         return out;
       },
       py::arg("net_json"), py::arg("shapes"), py::arg("int_inputs") = std::vector<std::string>{});
-
-  BindConvert(m);
 
   py::class_<Learner>(m, "Learner")
       .def(py::init([](const std::string& spec_json) {
@@ -157,5 +155,8 @@ PYBIND11_MODULE(_C, m) {
         return std::map<std::string, size_t>{{"planned_bytes", s.planned_bytes},
                                              {"unplanned_bytes", s.unplanned_bytes}};
       });
+  BindBatchSource(m);
+  BindEngine(m);
+  BindConvert(m);
   BindLoader(m);
 }

@@ -71,19 +71,12 @@ void BindEngine(py::module_& m) {
       .def_readonly("learner_losses", &IterationResult::learner_losses)
       .def_readonly("skipped", &IterationResult::skipped);
 
-  py::class_<BatchSource>(m, "BatchSource")
-      .def_property_readonly("example_shape", &BatchSource::ExampleShape)
-      .def_property_readonly("epoch_size", &BatchSource::EpochSize)
-      .def_property_readonly("batch_size", &BatchSource::batch_size)
-      .def("save_state", &BatchSource::SaveState)
-      .def("restore_state", &BatchSource::RestoreState);
-
-  py::class_<ArraySource, BatchSource>(m, "ArraySource")
+  py::class_<ArraySource, BatchSource, std::shared_ptr<ArraySource>>(m, "ArraySource")
       .def(py::init([](const py::array& images, const py::array& labels, int64_t batch_size) {
              CROSSBOW_ENFORCE_VALUE(images.ndim() == 4, "images must be [N, C, H, W], got ",
                                     images.ndim(), " dimensions");
              Shape example(images.shape() + 1, images.shape() + 4);
-             return std::make_unique<ArraySource>(VectorOf<float>(images, "images"),
+             return std::make_shared<ArraySource>(VectorOf<float>(images, "images"),
                                                   VectorOf<int32_t>(labels, "labels"),
                                                   std::move(example), batch_size);
            }),
