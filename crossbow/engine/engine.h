@@ -29,12 +29,21 @@ struct EngineOptions {
   double central_momentum = 0.9;  // SMA: mu_z
   int threads_per_learner = 1;
   uint64_t seed = 0;
+  // SMA restarts the learners from z when the learning rate falls to this fraction (or less) of
+  // the highest rate since the last restart: every step of a step policy, now and then with a
+  // smooth one.
+  double restart_drop = 0.5;
+  // A learner whose loss is not finite skips its update (it still synchronises) instead of
+  // stopping training.
+  bool skip_nan = false;
+  int collective_timeout_ms = 300000;
 };
 
 struct IterationResult {
   double loss = 0;  // mean over learners
   int64_t images = 0;
   std::vector<double> learner_losses;
+  int skipped = 0;  // learners whose non-finite loss skipped their update (skip_nan)
 };
 
 // Many learners per device kept together by SMA (DESIGN.md, "Engine"), or S-SGD / SGD in the
@@ -57,6 +66,9 @@ class Engine {
   // over one epoch of `test`.
   EvalResult Evaluate(BatchSource* test);
   std::vector<double> DistancesToAverage() const;  // ||w_j - z|| per learner
+  // What one more learner costs: its planned activations (after its first step) plus its
+  // parameters, momentum and synchronisation buffer. For the autotuner's memory limit.
+  size_t LearnerMemoryBytes() const;
 
   // Everything a checkpoint holds: "z/<blob>", "z_prev/<blob>", "learner<j>/<blob>",
   // "learner<j>/<param>_momentum", plus batch-norm statistics. Restoring works with another

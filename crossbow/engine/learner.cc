@@ -67,6 +67,7 @@ Learner::Learner(LearnerSpec spec) : spec_(std::move(spec)), context_(spec_.seed
   train_def_.name = spec_.name + "_train";
   train_def_.ops.insert(train_def_.ops.end(), backward.ops.begin(), backward.ops.end());
   update_begin_ = train_def_.ops.size();
+  gradients_ = backward.gradients;
   for (const auto& param : spec_.params) {
     train_def_.ops.push_back(MakeOperator(
         "MomentumSGD", {param, backward.gradients.at(param), MomentumOf(param), kLearningRate},
@@ -119,15 +120,35 @@ Net& Learner::InferencePlanFor(int64_t batch, bool with_loss) {
 }
 
 float Learner::Step(const float* images, const Shape& shape, const int32_t* labels) {
+  const float loss = ForwardBackward(images, shape, labels);
+  CROSSBOW_ENFORCE(std::isfinite(loss), "learner '", spec_.name, "': loss is ", loss,
+                   " at iteration ", iteration_, "; the update was skipped");
+  Update();
+  return loss;
+}
+
+float Learner::ForwardBackward(const float* images, const Shape& shape, const int32_t* labels) {
   Feed(images, shape, labels);
   TrainPlan& plan = TrainPlanFor(shape[0]);
   plan.net->Run(0, plan.update_begin);
-  const float loss = *plan.net->Blob(spec_.loss)->data<float>();
-  CROSSBOW_ENFORCE(std::isfinite(loss), "learner '", spec_.name, "': loss is ", loss,
-                   " at iteration ", iteration_, "; the update was skipped");
+  return *plan.net->Blob(spec_.loss)->data<float>();
+}
+
+void Learner::Update() {
+  CROSSBOW_ENFORCE(!train_plans_.empty(), "learner '", spec_.name,
+                   "': Update needs a ForwardBackward first");
+  TrainPlan& plan = train_plans_.at(last_batch_);
   plan.net->Run(plan.update_begin);
   ++iteration_;
-  return loss;
+}
+
+Tensor* Learner::Gradient(const std::string& param) {
+  auto it = gradients_.find(param);
+  CROSSBOW_ENFORCE(it != gradients_.end(), "learner '", spec_.name, "': '", param,
+                   "' is not a parameter");
+  CROSSBOW_ENFORCE(!train_plans_.empty(), "learner '", spec_.name,
+                   "': no gradient before the first ForwardBackward");
+  return train_plans_.at(last_batch_).net->Blob(it->second);
 }
 
 const Tensor& Learner::Predict(const float* images, const Shape& shape) {

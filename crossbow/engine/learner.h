@@ -25,6 +25,13 @@ class Learner {
   // Forward, backward and update on one batch; returns the loss. A non-finite loss throws
   // before the update, leaving the parameters as they were.
   float Step(const float* images, const Shape& shape, const int32_t* labels);
+  // Step in two halves, so that an engine can act between them (take SMA's snapshot, average
+  // gradients): ForwardBackward leaves every parameter's gradient in Gradient(param) and
+  // returns the loss, finite or not; Update applies the momentum-SGD step to those gradients.
+  float ForwardBackward(const float* images, const Shape& shape, const int32_t* labels);
+  void Update();
+  // Valid between ForwardBackward and Update: plain, the parameter's shape.
+  Tensor* Gradient(const std::string& param);
   // The spec's output blob (class probabilities), in inference mode.
   const Tensor& Predict(const float* images, const Shape& shape);
   EvalResult Evaluate(const float* images, const Shape& shape, const int32_t* labels);
@@ -53,6 +60,7 @@ class Learner {
   Workspace root_;
   NetDef train_def_;
   size_t update_begin_ = 0;
+  std::map<std::string, std::string> gradients_;  // param -> its gradient blob
   std::map<int64_t, TrainPlan> train_plans_;
   std::map<std::pair<int64_t, bool>, std::unique_ptr<Net>> inference_plans_;
   int64_t last_batch_ = 0;

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "crossbow/comm/collectives.h"
+
+namespace crossbow {
+
+// Collectives between threads of one process, one thread per rank: each rank posts its
+// buffer, the last to arrive sums them in rank order into a shared result, and every rank
+// copies the result back before the next collective may start.
+class InProcessCollectives final : public Collectives {
+ public:
+  explicit InProcessCollectives(int size);
+
+  int size() const override { return size_; }
+  void AllReduceSum(int rank, float* data, size_t count,
+                    std::chrono::milliseconds timeout) override;
+  void Abort(const std::string& reason) override;
+
+ private:
+  // Waits until `ready` holds; throws on abort or when the deadline passes.
+  template <typename Ready>
+  void Wait(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline,
+            int rank, const char* phase, Ready ready);
+
+  const int size_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<const float*> posted_;  // per rank, in the current collective
+  std::vector<float> result_;
+  size_t count_ = 0;
+  int arrived_ = 0, departed_ = 0;
+  bool summed_ = false;
+  std::string aborted_;  // the reason, once aborted
+};
+
+}  // namespace crossbow

@@ -1,0 +1,100 @@
+#include "crossbow/engine/device.h"
+
+#include <glog/logging.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "crossbow/engine/engine.h"
+
+namespace crossbow {
+namespace {
+
+int ParseCore(const std::string& text, const std::string& item) {
+  size_t used = 0;
+  int core = -1;
+  try {
+    core = std::stoi(text, &used);
+  } catch (const std::exception&) {
+  }
+  CROSSBOW_ENFORCE_VALUE(used == text.size() && core >= 0, "device '", item,
+                         "': expected a core number, got '", text, "'");
+  return core;
+}
+
+// "cpu:0-3" -> {0, 1, 2, 3}; "cpu:5" -> {5}.
+std::vector<int> ParseCoreRange(const std::string& item) {
+  const std::string range = item.substr(4);
+  const size_t dash = range.find('-');
+  const int first = ParseCore(range.substr(0, dash), item);
+  const int last = dash == std::string::npos ? first : ParseCore(range.substr(dash + 1), item);
+  CROSSBOW_ENFORCE_VALUE(first <= last, "device '", item, "': the range ", first, "-", last,
+                         " is empty");
+  std::vector<int> cores;
+  for (int c = first; c <= last; ++c) cores.push_back(c);
+  return cores;
+}
+
+}  // namespace
+
+std::vector<int> AvailableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cores;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &set)) cores.push_back(c);
+    }
+  }
+  if (cores.empty()) cores.push_back(0);
+  return cores;
+}
+
+void PinCurrentThread(const std::vector<int>& cores) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cores) {
+    if (c < CPU_SETSIZE) CPU_SET(c, &set);
+  }
+  const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  if (rc == 0) return;
+  static std::once_flag logged;
+  std::call_once(logged, [&] {
+    LOG(WARNING) << "cannot pin learner threads to their cores (" << std::strerror(rc)
+                 << "); they run unpinned";
+  });
+}
+
+std::vector<DeviceLayout> ParseDevices(const std::string& spec) {
+  std::vector<DeviceLayout> devices;
+  std::set<int> used;
+  size_t begin = 0;
+  while (begin <= spec.size()) {
+    const size_t end = std::min(spec.find(',', begin), spec.size());
+    const std::string item = spec.substr(begin, end - begin);
+    begin = end + 1;
+    if (item == "cpu") {
+      CROSSBOW_ENFORCE_VALUE(spec == "cpu", "devices '", spec,
+                             "': 'cpu' (all cores) cannot be combined with other devices");
+      devices.push_back({AvailableCores()});
+      break;
+    }
+    CROSSBOW_ENFORCE_VALUE(item.rfind("cpu:", 0) == 0, "devices '", spec, "': unknown device '",
+                           item, "'; expected 'cpu' or 'cpu:FIRST-LAST' groups such as ",
+                           "'cpu:0-1,cpu:2-3'");
+    DeviceLayout device{ParseCoreRange(item)};
+    for (int c : device.cores) {
+      CROSSBOW_ENFORCE_VALUE(used.insert(c).second, "devices '", spec, "': core ", c,
+                             " belongs to more than one device");
+    }
+    devices.push_back(std::move(device));
+  }
+  return devices;
+}
+
+}  // namespace crossbow

@@ -1,0 +1,95 @@
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "crossbow/comm/collectives.h"
+#include "crossbow/engine/engine.h"
+#include "crossbow/engine/model_layout.h"
+
+namespace crossbow {
+
+// The engine's state and threads (docs/design/engine.md). One mutex guards the counters that
+// order the threads; tensors are handed over by those counters, never touched by two threads
+// at once.
+class Engine::Impl {
+ public:
+  Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* train);
+  ~Impl();
+
+  IterationResult Iterate();
+  void SetLearningRate(double lr);
+  void SetLearnersPerDevice(int k);
+  EvalResult Evaluate(BatchSource* test);
+  std::vector<double> DistancesToAverage();
+  size_t LearnerMemoryBytes();
+  std::vector<std::pair<std::string, const Tensor*>> StateTensors();
+  void RestoreState(const std::map<std::string, Tensor>& tensors, int64_t iteration);
+
+  int learners_per_device() const { return k_; }
+  int num_learners() const { return k_ * static_cast<int>(devices_.size()); }
+  int64_t iteration() const { return iteration_; }
+
+ private:
+  struct Slot {  // one learner and its thread
+    std::unique_ptr<Learner> learner;
+    int index = 0;  // over all devices, device-major
+    std::vector<int> cores;
+    std::vector<float> contribution;  // layout_.total() floats, read by its device's sync
+    const Batch* batch = nullptr;
+    int64_t task = -1, done = -1;  // iterations posted and finished
+    float loss = 0;
+    std::thread thread;
+  };
+  struct Device {  // a group of cores: its learners, its copy of z and its sync thread
+    int rank = 0;
+    std::vector<int> cores;
+    std::vector<std::unique_ptr<Slot>> slots;
+    std::vector<Tensor> z, z_prev;  // per parameter
+    std::vector<Tensor> z_state;    // per state blob: the learners' average
+    std::vector<float> sum;         // device sum, then all-reduced over devices
+    int contributions = 0;
+    int64_t synced = 0;  // iterations whose synchronisation is applied to z (or gradients)
+    std::thread thread;
+  };
+  struct Stopped {};  // unwinds a thread when the engine stops or another thread failed
+
+  std::unique_ptr<Slot> MakeSlot(Device& device, int j);
+  void StartThreads();
+  void StopThreads();
+  void LearnerLoop(Device& device, Slot& slot);
+  void RunIteration(Device& device, Slot& slot, int64_t t);
+  void SyncLoop(Device& device);
+  void Synchronise(Device& device);
+  void Contribute(Device& device);
+  template <typename Ready>
+  void WaitFor(Ready ready);
+  void Fail(const std::string& message);
+  // Waits until every device has applied every iteration; throws the first failure.
+  void Fence();
+  // After Fence: z holds the one model in S-SGD and SGD too.
+  void PublishAverage();
+  void RestartFromAverage(Slot& slot, const Device& device);
+
+  LearnerSpec spec_;
+  EngineOptions options_;
+  BatchSource* train_;
+  std::unique_ptr<Collectives> comm_;
+  std::unique_ptr<Learner> average_;  // evaluates z; its initial weights are everyone's
+  ModelLayout layout_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  int k_ = 0;
+  double lr_ = 0, lr_peak_ = 0;
+  int64_t iteration_ = 0;
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::string error_;  // the first failure; the engine stops taking iterations after it
+};
+
+}  // namespace crossbow

@@ -1,0 +1,42 @@
+#include "crossbow/engine/sma.h"
+
+namespace crossbow {
+namespace sma {
+
+void Correction(const float* __restrict w, const float* __restrict z, float alpha,
+                float* __restrict c, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) c[i] = alpha * (w[i] - z[i]);
+}
+
+void Subtract(const float* __restrict c, float* __restrict w, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) w[i] -= c[i];
+}
+
+void Accumulate(const float* __restrict x, float* __restrict sum, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) sum[i] += x[i];
+}
+
+void Scale(float scale, float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] *= scale;
+}
+
+void UpdateAverage(const float* __restrict sum_c, float mu, float* __restrict z,
+                   float* __restrict z_prev, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float current = z[i];
+    z[i] = current + sum_c[i] + mu * (current - z_prev[i]);
+    z_prev[i] = current;
+  }
+}
+
+double SquaredDistance(const float* __restrict a, const float* __restrict b, int64_t n) {
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = a[i] - b[i];
+    total += d * d;
+  }
+  return total;
+}
+
+}  // namespace sma
+}  // namespace crossbow

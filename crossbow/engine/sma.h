@@ -1,0 +1,25 @@
+#pragma once
+
+#include <cstdint>
+
+namespace crossbow {
+namespace sma {
+
+// The element-wise kernels of the synchronisers (DESIGN.md, "Engine"). Branch-free loops over
+// restrict pointers, so that they vectorise.
+
+// c = alpha * (w - z): learner j's correction against its device's average model.
+void Correction(const float* w, const float* z, float alpha, float* c, int64_t n);
+// w -= c.
+void Subtract(const float* c, float* w, int64_t n);
+// sum += x.
+void Accumulate(const float* x, float* sum, int64_t n);
+// x *= scale.
+void Scale(float scale, float* x, int64_t n);
+// The central update: z' = z + sum_c + mu (z - z_prev); z_prev = z; z = z'.
+void UpdateAverage(const float* sum_c, float mu, float* z, float* z_prev, int64_t n);
+// sum over i of (a_i - b_i)^2, accumulated in double.
+double SquaredDistance(const float* a, const float* b, int64_t n);
+
+}  // namespace sma
+}  // namespace crossbow

@@ -1,0 +1,305 @@
+#include "crossbow/engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "crossbow/engine/array_source.h"
+#include "crossbow/engine/model_layout.h"
+
+namespace crossbow {
+namespace {
+
+OperatorDef Fill(const std::string& type, const std::string& out, Shape shape,
+                 std::map<std::string, Argument> args = {}) {
+  args["shape"] = std::vector<int64_t>(shape.begin(), shape.end());
+  return MakeOperator(type, {}, {out}, args);
+}
+
+// conv -> [bn] -> relu -> global average pool -> fc -> softmax loss, on 3x8x8 images.
+LearnerSpec Spec(bool batch_norm) {
+  LearnerSpec spec;
+  spec.name = batch_norm ? "bn_net" : "plain_net";
+  spec.input_shape = {3, 8, 8};
+  spec.init_net.ops = {Fill("MSRAFill", "w", {8, 3, 3, 3}), Fill("XavierFill", "fw", {4, 8}),
+                       Fill("ConstantFill", "fb", {4})};
+  spec.net.ops = {
+      MakeOperator("Conv", {"data", "w"}, {"c"}, {{"kernel", int64_t{3}}, {"pad", int64_t{1}}})};
+  spec.params = {"w", "fw", "fb"};
+  std::string x = "c";
+  if (batch_norm) {
+    spec.init_net.ops.push_back(Fill("ConstantFill", "s", {8}, {{"value", 1.0}}));
+    spec.init_net.ops.push_back(Fill("ConstantFill", "b", {8}));
+    spec.init_net.ops.push_back(Fill("ConstantFill", "rm", {8}));
+    spec.init_net.ops.push_back(Fill("ConstantFill", "rv", {8}, {{"value", 1.0}}));
+    spec.net.ops.push_back(
+        MakeOperator("SpatialBN", {"c", "s", "b", "rm", "rv"}, {"n", "rm", "rv", "sm", "sv"}));
+    spec.params.insert(spec.params.end(), {"s", "b"});
+    spec.state = {"rm", "rv"};
+    x = "n";
+  }
+  spec.net.ops.push_back(MakeOperator("Relu", {x}, {"r"}));
+  spec.net.ops.push_back(MakeOperator("GlobalAveragePool", {"r"}, {"g"}));
+  spec.net.ops.push_back(MakeOperator("FC", {"g", "fw", "fb"}, {"logits"}));
+  spec.net.ops.push_back(MakeOperator("SoftmaxWithLoss", {"logits", "label"}, {"prob", "loss"}));
+  spec.solver.lr = 0.05;
+  spec.solver.weight_decay = 1e-4;
+  spec.seed = 7;
+  return spec;
+}
+
+std::unique_ptr<ArraySource> Source(int n, int batch, uint32_t seed = 1) {
+  std::vector<float> images(n * 192);
+  std::vector<int32_t> labels(n);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> noise(0.f, 1.f);
+  for (int i = 0; i < n; ++i) {
+    labels[i] = static_cast<int32_t>(rng() % 4);
+    for (int j = 0; j < 192; ++j) images[i * 192 + j] = noise(rng) + 0.4f * labels[i] * (j / 64);
+  }
+  return std::make_unique<ArraySource>(std::move(images), std::move(labels), Shape{3, 8, 8}, batch);
+}
+
+EngineOptions Options(const std::string& devices, int k, SyncMode sync = SyncMode::kSMA) {
+  EngineOptions o;
+  o.devices = ParseDevices(devices);
+  o.learners_per_device = k;
+  o.sync = sync;
+  return o;
+}
+
+std::map<std::string, Tensor> Snapshot(Engine& engine) {
+  std::map<std::string, Tensor> out;
+  for (const auto& [name, t] : engine.StateTensors()) {
+    out[name] = Tensor(t->shape(), DataType::kFloat32);
+    std::copy_n(t->data<float>(), t->numel(), out[name].mutable_data<float>());
+  }
+  return out;
+}
+
+void ExpectNear(const Tensor& a, const Tensor& b, float tol, const std::string& what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], tol) << what << " element " << i;
+  }
+}
+
+TEST(ParseDevices, GroupsAndErrors) {
+  auto devices = ParseDevices("cpu:0-1,cpu:2-3");
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices[1].cores, (std::vector<int>{2, 3}));
+  EXPECT_EQ(ParseDevices("cpu:5")[0].cores, std::vector<int>{5});
+  EXPECT_FALSE(ParseDevices("cpu")[0].cores.empty());
+  for (const char* bad : {"gpu:0", "cpu:3-1", "cpu:a", "cpu:0-1,cpu:1-2", "cpu,cpu:0", ""}) {
+    EXPECT_THROW(ParseDevices(bad), ValueError) << bad;
+  }
+  EXPECT_EQ(ParseSyncMode("ssgd"), SyncMode::kSSGD);
+  EXPECT_THROW(ParseSyncMode("async"), ValueError);
+}
+
+TEST(Engine, SgdEqualsAPlainLearner) {
+  auto source = Source(24, 6);
+  Engine engine(Spec(true), Options("cpu:0", 1, SyncMode::kSGD), source.get());
+  Learner plain(Spec(true));
+  auto twin = Source(24, 6);
+  for (int i = 0; i < 6; ++i) {
+    const Batch* b = twin->Acquire();
+    float loss = plain.Step(b->images, {b->size, 3, 8, 8}, b->labels);
+    twin->Release(b);
+    EXPECT_FLOAT_EQ(engine.Iterate().loss, loss) << "iteration " << i;
+  }
+  auto state = Snapshot(engine);
+  for (const char* name : {"w", "fw", "fb", "s", "b"}) {
+    ExpectNear(state["z/" + std::string(name)], *plain.Blob(name), 0.f, name);
+  }
+  ExpectNear(state["z/rm"], *plain.Blob("rm"), 0.f, "rm");
+  EXPECT_THROW(engine.SetLearnersPerDevice(2), ValueError);
+}
+
+TEST(Engine, SsgdOfKLearnersEqualsOneLearnerOfKTimesTheBatch) {
+  auto source = Source(48, 4);
+  Engine engine(Spec(false), Options("cpu:0-1", 3, SyncMode::kSSGD), source.get());
+  auto big = Source(48, 12);
+  Engine single(Spec(false), Options("cpu:0", 1, SyncMode::kSGD), big.get());
+  for (int i = 0; i < 5; ++i) {
+    IterationResult r = engine.Iterate();
+    EXPECT_EQ(r.images, 12);
+    EXPECT_NEAR(r.loss, single.Iterate().loss, 1e-5) << "iteration " << i;
+  }
+  auto a = Snapshot(engine), b = Snapshot(single);
+  for (const char* name : {"w", "fw", "fb"}) {
+    ExpectNear(a["z/" + std::string(name)], b["z/" + std::string(name)], 1e-5f, name);
+  }
+  for (double d : engine.DistancesToAverage()) EXPECT_EQ(d, 0.0);
+}
+
+TEST(Engine, TwoDevicesEqualOneDeviceWithTheSameLearners) {
+  auto s1 = Source(64, 4), s2 = Source(64, 4);
+  Engine two(Spec(true), Options("cpu:0,cpu:1", 2), s1.get());
+  Engine one(Spec(true), Options("cpu:0-1", 4), s2.get());
+  for (int i = 0; i < 8; ++i) EXPECT_NEAR(two.Iterate().loss, one.Iterate().loss, 1e-4);
+  auto a = Snapshot(two), b = Snapshot(one);
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, t] : a) ExpectNear(t, b.at(name), 1e-4f, name);
+}
+
+TEST(Engine, SmaLearnersDivergeAndALearningRateDropRestartsThemFromZ) {
+  auto source = Source(64, 4);
+  Engine engine(Spec(true), Options("cpu:0-1", 3), source.get());
+  for (int i = 0; i < 5; ++i) engine.Iterate();
+  for (double d : engine.DistancesToAverage()) EXPECT_GT(d, 0.0);
+  engine.SetLearningRate(0.04);  // not a drop yet
+  EXPECT_GT(engine.DistancesToAverage()[0], 0.0);
+  engine.SetLearningRate(0.005);
+  for (double d : engine.DistancesToAverage()) EXPECT_EQ(d, 0.0);
+  auto state = Snapshot(engine);
+  for (float v : std::vector<float>(state["learner2/w_momentum"].data<float>(),
+                                    state["learner2/w_momentum"].data<float>() + 8 * 27)) {
+    ASSERT_EQ(v, 0.f);
+  }
+  ExpectNear(state["learner1/rm"], state["z/rm"], 0.f, "rm");
+  engine.Iterate();
+  EXPECT_GT(engine.DistancesToAverage()[1], 0.0);
+}
+
+TEST(Engine, LargerAlphaKeepsLearnersCloserToZ) {
+  auto mean_distance = [](double alpha) {
+    auto source = Source(64, 4);
+    EngineOptions o = Options("cpu:0-1", 4);
+    o.alpha = alpha;
+    Engine engine(Spec(true), o, source.get());
+    for (int i = 0; i < 10; ++i) engine.Iterate();
+    auto d = engine.DistancesToAverage();
+    return std::accumulate(d.begin(), d.end(), 0.0) / d.size();
+  };
+  const double loose = mean_distance(0.02), tight = mean_distance(0.5);
+  EXPECT_LT(tight, 0.7 * loose) << "alpha 0.5: " << tight << ", alpha 0.02: " << loose;
+}
+
+TEST(Engine, EvaluatesTheAverageModel) {
+  auto source = Source(32, 4);
+  Engine engine(Spec(true), Options("cpu:0-1", 2), source.get());
+  for (int i = 0; i < 4; ++i) engine.Iterate();
+  auto state = Snapshot(engine);
+  Learner reference(Spec(true));
+  for (const char* name : {"w", "fw", "fb", "s", "b", "rm", "rv"}) {
+    CopyTensor(state["z/" + std::string(name)], reference.Blob(name), name);
+  }
+  auto test = Source(10, 4, 9), twin = Source(10, 4, 9);
+  EvalResult r = engine.Evaluate(test.get()), expected;
+  for (int i = 0; i < 3; ++i) {
+    const Batch* b = twin->Acquire();
+    EvalResult e = reference.Evaluate(b->images, {b->size, 3, 8, 8}, b->labels);
+    expected.loss += e.loss * b->size / 10;
+    expected.top1 += e.top1 * b->size / 10;
+    twin->Release(b);
+  }
+  EXPECT_NEAR(r.loss, expected.loss, 1e-5);
+  EXPECT_NEAR(r.top1, expected.top1, 1e-9);
+}
+
+TEST(Engine, StateRestoresIntoAnotherEngineAndAnotherLearnerCount) {
+  auto s1 = Source(64, 4);
+  Engine a(Spec(true), Options("cpu:0-1", 2), s1.get());
+  for (int i = 0; i < 3; ++i) a.Iterate();
+  auto saved = Snapshot(a);
+  auto s2 = Source(64, 4);
+  s2->RestoreState(s1->SaveState());
+  Engine b(Spec(true), Options("cpu:0-1", 2), s2.get());
+  b.RestoreState(saved, a.iteration());
+  EXPECT_EQ(b.iteration(), 3);
+  for (int i = 0; i < 3; ++i) EXPECT_FLOAT_EQ(a.Iterate().loss, b.Iterate().loss);
+  auto s3 = Source(64, 4);
+  Engine c(Spec(true), Options("cpu:0-1", 3), s3.get());
+  c.RestoreState(saved, 3);
+  auto d = c.DistancesToAverage();
+  EXPECT_GT(d[1], 0.0);
+  EXPECT_EQ(d[2], 0.0);  // not in the checkpoint: starts from z
+
+  auto broken = saved;
+  broken.erase("z/fw");
+  EXPECT_THROW(
+      {
+        try {
+          c.RestoreState(broken, 3);
+        } catch (const ValueError& e) {
+          EXPECT_NE(std::string(e.what()).find("'z/fw'"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      ValueError);
+  broken = saved;
+  broken["learner0/w"] = Tensor({2, 2}, DataType::kFloat32);
+  EXPECT_THROW(c.RestoreState(broken, 3), ValueError);
+}
+
+TEST(Engine, AddingLearnersStartsThemFromZ) {
+  auto source = Source(64, 4);
+  Engine engine(Spec(true), Options("cpu:0,cpu:1", 1), source.get());
+  engine.Iterate();
+  engine.SetLearnersPerDevice(3);
+  EXPECT_EQ(engine.num_learners(), 6);
+  auto d = engine.DistancesToAverage();
+  EXPECT_EQ(d[4], 0.0);
+  EXPECT_EQ(engine.Iterate().learner_losses.size(), 6u);
+  engine.SetLearnersPerDevice(2);
+  EXPECT_EQ(engine.Iterate().images, 16);
+}
+
+// A source whose second batch poisons the images (inf): the loss of that learner is NaN.
+std::unique_ptr<ArraySource> PoisonedSource() {
+  auto clean = Source(16, 4);
+  std::vector<float> images(16 * 192);
+  std::vector<int32_t> labels(16);
+  for (int i = 0; i < 4; ++i) {
+    const Batch* b = clean->Acquire();
+    std::copy_n(b->images, 4 * 192, images.begin() + i * 4 * 192);
+    std::copy_n(b->labels, 4, labels.begin() + i * 4);
+    clean->Release(b);
+  }
+  std::fill_n(images.begin() + 4 * 192, 4 * 192, 3e38f);
+  return std::make_unique<ArraySource>(std::move(images), std::move(labels), Shape{3, 8, 8}, 4);
+}
+
+TEST(Engine, AFailingLearnerStopsIterateWithItsMessage) {
+  auto source = PoisonedSource();
+  Engine engine(Spec(false), Options("cpu:0,cpu:1", 2), source.get());
+  try {
+    engine.Iterate();
+    FAIL() << "a NaN loss went unnoticed";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("learner 1 (device 0)"), std::string::npos) << what;
+    EXPECT_NE(what.find("at iteration 0"), std::string::npos) << what;
+  }
+  EXPECT_THROW(engine.Iterate(), Error);
+  EXPECT_THROW(engine.Evaluate(source.get()), Error);
+}  // the destructor joins every thread: a hang here fails the test by timeout
+
+TEST(Engine, SkipNanSkipsTheUpdateAndGoesOn) {
+  auto source = PoisonedSource();
+  EngineOptions o = Options("cpu:0,cpu:1", 1);  // two batches an iteration, the 2nd poisoned
+  o.skip_nan = true;
+  Engine engine(Spec(false), o, source.get());
+  IterationResult r = engine.Iterate();
+  EXPECT_EQ(r.skipped, 1);
+  EXPECT_TRUE(std::isfinite(r.loss));
+  EXPECT_EQ(engine.Iterate().skipped, 0);
+  for (double d : engine.DistancesToAverage()) EXPECT_TRUE(std::isfinite(d));
+}
+
+TEST(Engine, RejectsBadOptions) {
+  auto source = Source(8, 4);
+  EngineOptions o = Options("cpu:0", 1);
+  o.alpha = 0;
+  EXPECT_THROW(Engine(Spec(false), o, source.get()), ValueError);
+  EXPECT_THROW(Engine(Spec(false), Options("cpu:0", 2, SyncMode::kSGD), source.get()), ValueError);
+  auto wrong = std::make_unique<ArraySource>(std::vector<float>(4 * 48), std::vector<int32_t>(4),
+                                             Shape{3, 4, 4}, 2);
+  EXPECT_THROW(Engine(Spec(false), Options("cpu:0", 1), wrong.get()), ValueError);
+}
+
+}  // namespace
+}  // namespace crossbow
