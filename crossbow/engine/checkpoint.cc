@@ -36,6 +36,8 @@ void WriteCheckpoint(const std::string& path, const CheckpointInfo& info,
                       {"iteration", info.iteration},
                       {"images", info.images},
                       {"elapsed_s", info.elapsed_s},
+                      {"lr", info.lr},
+                      {"lr_peak", info.lr_peak},
                       {"best_top1", info.best_top1},
                       {"time_to_accuracy_s", info.time_to_accuracy_s}};
   Tensor meta = BytesTensor(j.dump());
@@ -63,6 +65,8 @@ Checkpoint ReadCheckpoint(const std::string& path) {
     c.info.iteration = j.at("iteration").get<int64_t>();
     c.info.images = j.at("images").get<int64_t>();
     c.info.elapsed_s = j.at("elapsed_s").get<double>();
+    c.info.lr = j.at("lr").get<double>();
+    c.info.lr_peak = j.at("lr_peak").get<double>();
     c.info.best_top1 = j.at("best_top1").get<double>();
     c.info.time_to_accuracy_s = j.at("time_to_accuracy_s").get<double>();
   } catch (const nlohmann::json::exception& e) {
@@ -86,6 +90,17 @@ void CheckCompatible(const Checkpoint& checkpoint, const std::string& path, cons
                      "' has shape ", ShapeString(it->second.shape()), ", the net needs ",
                      ShapeString(tensor->shape()));
   }
+}
+
+EvalResult EvaluateCheckpoint(const LearnerSpec& spec, const std::string& path, BatchSource* test) {
+  Checkpoint c = ReadCheckpoint(path);
+  EngineOptions options;
+  options.devices = ParseDevices("cpu");
+  options.sync = ParseSyncMode(c.info.sync);
+  Engine engine(spec, options, test);
+  CheckCompatible(c, path, spec.name, engine.StateTensors());
+  engine.RestoreState(c.tensors, c.info.iteration);
+  return engine.Evaluate(test);
 }
 
 std::string CheckpointPath(const std::string& dir) {

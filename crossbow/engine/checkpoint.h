@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "crossbow/core/tensor.h"
+#include "crossbow/engine/engine.h"
 
 namespace crossbow {
 
@@ -18,6 +19,8 @@ struct CheckpointInfo {
   int64_t iteration = 0;  // engine iterations done
   int64_t images = 0;     // training images consumed: the position of the LR schedule
   double elapsed_s = 0;   // training time so far (time-to-accuracy continues across resumes)
+  double lr = 0;       // the rate of the last iteration
+  double lr_peak = 0;  // the highest rate since the learners last restarted from z (SMA)
   double best_top1 = 0;
   double time_to_accuracy_s = -1;  // -1 until the target accuracy was reached
 };
@@ -43,6 +46,10 @@ Checkpoint ReadCheckpoint(const std::string& path);
 // (Engine::StateTensors of the engine to restore) with the same shape.
 void CheckCompatible(const Checkpoint& checkpoint, const std::string& path, const std::string& net,
                      const std::vector<std::pair<std::string, const Tensor*>>& current);
+
+// Loads the average model z of a checkpoint into a one-learner engine and evaluates it on one
+// epoch of `test` (`crossbow eval`).
+EvalResult EvaluateCheckpoint(const LearnerSpec& spec, const std::string& path, BatchSource* test);
 
 // The checkpoint file of a folder, and removal of temporaries that a killed writer left.
 std::string CheckpointPath(const std::string& dir);

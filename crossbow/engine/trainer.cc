@@ -11,6 +11,7 @@
 #include "crossbow/engine/checkpoint.h"
 #include "crossbow/engine/metrics.h"
 #include "crossbow/engine/stop_signal.h"
+#include "crossbow/engine/trainer_config.h"
 
 namespace crossbow {
 namespace {
@@ -33,15 +34,6 @@ const char* SyncName(SyncMode mode) {
   return "?";
 }
 
-void CheckSource(const BatchSource* source, const char* what, const Shape& input_shape) {
-  CROSSBOW_ENFORCE_VALUE(source->batch_size() > 0, what, " batch size must be > 0, got ",
-                         source->batch_size());
-  CROSSBOW_ENFORCE_VALUE(source->EpochSize() > 0, "the ", what, " source is empty");
-  CROSSBOW_ENFORCE_VALUE(source->ExampleShape() == input_shape, "the ", what,
-                         " source yields examples of shape ", ShapeString(source->ExampleShape()),
-                         ", the net takes ", ShapeString(input_shape));
-}
-
 }  // namespace
 
 Trainer::Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSource* train,
@@ -52,26 +44,8 @@ Trainer::Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSou
       train_(train),
       test_(test),
       options_(std::move(options)) {
+  CheckTrainerOptions(options_, spec.input_shape, train, test);
   const TrainerOptions& o = options_;
-  CROSSBOW_ENFORCE_VALUE(train != nullptr, "the trainer needs a training source");
-  CheckSource(train, "training", spec.input_shape);
-  if (test != nullptr) CheckSource(test, "test", spec.input_shape);
-  CROSSBOW_ENFORCE_VALUE(o.epochs >= 0 && o.iterations >= 0 && o.time_limit_s >= 0,
-                         "epochs, iterations and time limit must be >= 0");
-  CROSSBOW_ENFORCE_VALUE(o.epochs > 0 || o.iterations > 0 || o.time_limit_s > 0,
-                         "set epochs, iterations or a time limit: training would never stop");
-  CROSSBOW_ENFORCE_VALUE(o.target_accuracy >= 0 && o.target_accuracy <= 1,
-                         "target accuracy must be in [0, 1], got ", o.target_accuracy);
-  CROSSBOW_ENFORCE_VALUE(o.target_accuracy == 0 || test != nullptr,
-                         "a target accuracy needs a test source");
-  CROSSBOW_ENFORCE_VALUE(o.eval_every >= 0, "eval_every must be >= 0, got ", o.eval_every);
-  CROSSBOW_ENFORCE_VALUE(o.log_every > 0, "log_every must be > 0, got ", o.log_every);
-  CROSSBOW_ENFORCE_VALUE(o.checkpoint_every_epochs >= 0 && o.checkpoint_every_minutes >= 0,
-                         "checkpoint intervals must be >= 0");
-  CROSSBOW_ENFORCE_VALUE(!o.resume || !o.checkpoint_dir.empty(),
-                         "resume needs a checkpoint directory");
-  CROSSBOW_ENFORCE_VALUE(o.autotune_threshold > 0, "the autotuner threshold must be > 0, got ",
-                         o.autotune_threshold);
   if (options_.lr.policy == "poly" && options_.lr.max <= 0 && o.epochs > 0) {
     options_.lr.max = static_cast<double>(o.epochs);
   }
@@ -83,7 +57,21 @@ Trainer::Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSou
                      "directory '", o.checkpoint_dir, "': ", ec.message());
     RemoveStaleTemporaries(o.checkpoint_dir);
   }
-  engine_ = std::make_unique<Engine>(spec, std::move(engine_options), train);
+  // The engine starts at the schedule's first rate, or, resuming, at the rate the learners
+  // last restarted from, so that its restarts from z happen where the first run's did.
+  LearnerSpec engine_spec = spec;
+  engine_spec.solver.lr = check.At(0);
+  const std::string path = o.checkpoint_dir.empty() ? "" : CheckpointPath(o.checkpoint_dir);
+  if (o.resume && std::filesystem::exists(path)) {
+    resume_from_ = std::make_unique<Checkpoint>(ReadCheckpoint(path));
+    const CheckpointInfo& info = resume_from_->info;
+    CROSSBOW_ENFORCE_VALUE(info.sync == sync_, "checkpoint '", path, "' was trained with --sync ",
+                           info.sync, ", this run uses ", sync_);
+    engine_spec.solver.lr = info.lr_peak;
+    if (!learners_fixed_) engine_options.learners_per_device = info.learners_per_device;
+  }
+  restart_drop_ = engine_options.restart_drop;
+  engine_ = std::make_unique<Engine>(engine_spec, std::move(engine_options), train);
 }
 
 Trainer::~Trainer() = default;
@@ -99,7 +87,7 @@ class Trainer::Loop {
   double EpochPosition() const { return static_cast<double>(info_.images) / epoch_size_; }
   double Elapsed() const { return info_.elapsed_s + Since(segment_start_); }
   void Resume(const std::string& path, const LrPolicy& policy);
-  void Autotune();
+
   void Step(double lr);
   MetricsRecord Record();
   void Evaluate(MetricsRecord* record);
@@ -115,7 +103,6 @@ class Trainer::Loop {
   TrainResult result_;
   Clock::time_point segment_start_ = Clock::now();  // training time = sum of segments
   Clock::time_point last_checkpoint_ = Clock::now();
-  double current_lr_ = -1;
   // Since the last metrics record.
   double window_loss_ = 0;
   int64_t window_iterations_ = 0, window_images_ = 0;
@@ -131,12 +118,12 @@ TrainResult Trainer::Loop::Run() {
   LrPolicy policy(o_.lr);
   info_.net = t_.net_;
   info_.sync = t_.sync_;
-  const std::string path = o_.checkpoint_dir.empty() ? "" : CheckpointPath(o_.checkpoint_dir);
-  if (o_.resume && std::filesystem::exists(path)) {
-    Resume(path, policy);
+  info_.lr = info_.lr_peak = policy.At(0);
+  if (t_.resume_from_) {
+    Resume(CheckpointPath(o_.checkpoint_dir), policy);
   } else {
     if (o_.resume) LOG(INFO) << "no checkpoint in '" << o_.checkpoint_dir << "': starting anew";
-    if (o_.autotune) Autotune();
+    CROSSBOW_ENFORCE_VALUE(!o_.autotune, "learners auto needs the autotuner");
   }
   if (!o_.metrics_path.empty()) {
     metrics_ = std::make_unique<MetricsLog>(o_.metrics_path, result_.resumed);
@@ -188,27 +175,25 @@ TrainResult Trainer::Loop::Run() {
 }
 
 void Trainer::Loop::Resume(const std::string& path, const LrPolicy& policy) {
-  Checkpoint c = ReadCheckpoint(path);
-  CheckCompatible(c, path, t_.net_, engine_.StateTensors());
-  CROSSBOW_ENFORCE_VALUE(c.info.sync == t_.sync_, "checkpoint '", path,
-                         "' was trained with --sync ", c.info.sync, ", this run uses ", t_.sync_);
-  if (!t_.learners_fixed_) engine_.SetLearnersPerDevice(c.info.learners_per_device);
-  info_ = c.info;
-  // Set the rate first: a drop restarts learners from z, and the restored learners must stay.
-  current_lr_ = policy.At(EpochPosition());
-  engine_.SetLearningRate(current_lr_);
-  engine_.RestoreState(c.tensors, c.info.iteration);
-  t_.train_->RestoreState(c.train_state);
+  std::unique_ptr<Checkpoint> c = std::move(t_.resume_from_);
+  CheckCompatible(*c, path, t_.net_, engine_.StateTensors());
+  info_ = c->info;
+  engine_.SetLearningRate(info_.lr);  // a drop here restarts from z as the first run did
+  engine_.RestoreState(c->tensors, info_.iteration);
+  t_.train_->RestoreState(c->train_state);
   result_.resumed = true;
   LOG(INFO) << "resumed from '" << path << "' at iteration " << info_.iteration << ", epoch "
             << EpochPosition() << ", " << engine_.learners_per_device()
-            << " learner(s) per device (the checkpoint had " << c.info.learners_per_device << ")";
+            << " learner(s) per device (the checkpoint had " << c->info.learners_per_device << ")";
 }
 
 void Trainer::Loop::Step(double lr) {
-  if (lr != current_lr_) {
+  if (lr != info_.lr) {
     engine_.SetLearningRate(lr);
-    current_lr_ = lr;
+    info_.lr = lr;
+    // The engine's rule (EngineOptions::restart_drop), followed to checkpoint it.
+    info_.lr_peak = std::max(info_.lr_peak, lr);
+    if (lr < info_.lr_peak && lr <= t_.restart_drop_ * info_.lr_peak) info_.lr_peak = lr;
   }
   IterationResult r;
   try {
@@ -237,7 +222,7 @@ MetricsRecord Trainer::Loop::Record() {
   r.epoch = EpochPosition();
   r.time_s = Elapsed();
   r.loss = window_iterations_ ? window_loss_ / window_iterations_ : NAN;
-  r.lr = current_lr_;
+  r.lr = info_.lr;
   r.images_per_s = window_images_ / std::max(1e-9, r.time_s - window_start_s_);
   r.learners_per_device = engine_.learners_per_device();
   r.distances = engine_.DistancesToAverage();

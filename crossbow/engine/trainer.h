@@ -6,6 +6,7 @@
 #include <string>
 
 #include "crossbow/core/batch_source.h"
+#include "crossbow/engine/checkpoint.h"
 #include "crossbow/engine/engine.h"
 #include "crossbow/engine/lr_policy.h"
 
@@ -67,6 +68,8 @@ class Trainer {
   BatchSource* train_;
   BatchSource* test_;
   TrainerOptions options_;
+  double restart_drop_;
+  std::unique_ptr<Checkpoint> resume_from_;  // read by the constructor, restored by Fit
   std::unique_ptr<Engine> engine_;
 };
 

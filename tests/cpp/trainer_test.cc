@@ -80,8 +80,10 @@ class MemorySource : public BatchSource {
     out_[b] = std::move(owned);
     return b;
   }
+  // Released batches stay allocated: the engine reads a batch's size after releasing it.
   void Release(const Batch* batch) override {
     std::lock_guard<std::mutex> lock(mutex_);
+    released_.push_back(std::move(out_.at(batch)));
     out_.erase(batch);
   }
   std::string SaveState() const override {
@@ -107,6 +109,7 @@ class MemorySource : public BatchSource {
   std::mutex mutex_;
   int64_t epoch_ = 0, position_ = 0, served_ = 0;
   std::map<const Batch*, std::unique_ptr<Owned>> out_;
+  std::vector<std::unique_ptr<Owned>> released_;
 };
 
 EngineOptions Learners(int k, SyncMode sync = SyncMode::kSMA) {
@@ -164,7 +167,7 @@ TEST(Trainer, TrainsEvaluatesAndWritesMetrics) {
   int evaluations = 0;
   for (const auto& line : lines) {
     EXPECT_EQ(line["distance_to_z"].size(), 2u);
-    EXPECT_EQ(line["lr"], line["epoch"].get<double>() <= 2 ? 0.05 : 0.005);
+    EXPECT_DOUBLE_EQ(line["lr"].get<double>(), line["epoch"].get<double>() <= 2 ? 0.05 : 0.005);
     evaluations += line.contains("accuracy");
   }
   EXPECT_EQ(evaluations, 3);  // one per epoch
@@ -298,12 +301,11 @@ TEST(Trainer, ResumeRefusesForeignAndTruncatedCheckpoints) {
   o.checkpoint_dir = TempDir("trainer_foreign");
   Trainer(LinearSpec("other"), Learners(1), &train, nullptr, o).Fit();
   o.resume = true;
-  Trainer mine(LinearSpec("linear"), Learners(1), &train, nullptr, o);
-  EXPECT_NE(ErrorOf([&] { mine.Fit(); }).find("is of net 'other', not 'linear'"),
-            std::string::npos);
+  auto resume = [&] { Trainer(LinearSpec("linear"), Learners(1), &train, nullptr, o).Fit(); };
+  EXPECT_NE(ErrorOf(resume).find("is of net 'other', not 'linear'"), std::string::npos);
   const std::string path = CheckpointPath(o.checkpoint_dir);
   fs::resize_file(path, fs::file_size(path) - 10);
-  EXPECT_NE(ErrorOf([&] { mine.Fit(); }).find("truncated"), std::string::npos);
+  EXPECT_NE(ErrorOf(resume).find("truncated"), std::string::npos);
 }
 
 }  // namespace
