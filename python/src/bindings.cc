@@ -13,6 +13,8 @@
 namespace py = pybind11;
 using namespace crossbow;
 
+void BindTrainer(py::module_& m);
+
 namespace {
 
 Shape ShapeOf(const py::array& a) { return Shape(a.shape(), a.shape() + a.ndim()); }
@@ -48,6 +50,7 @@ void CheckLabels(const py::array& data, const py::array& labels) {
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Crossbow's C++ runtime";
+  BindTrainer(m);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
