@@ -60,13 +60,15 @@ AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory) cons
 }
 
 AutotuneResult Autotuner::Run(Engine* engine) const {
+  int64_t trained = 0;
   auto measure = [&](int k) {
     engine->SetLearnersPerDevice(k);
-    for (int i = 0; i < options_.warmup_iterations; ++i) engine->Iterate();
+    for (int i = 0; i < options_.warmup_iterations; ++i) trained += engine->Iterate().images;
     int64_t images = 0;
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < options_.window_iterations; ++i) images += engine->Iterate().images;
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    trained += images;
     return images / took.count();
   };
   const size_t per_learner = engine->LearnerMemoryBytes();
@@ -74,6 +76,7 @@ AutotuneResult Autotuner::Run(Engine* engine) const {
   auto memory = [&](int k) { return per_learner * k * devices; };
   AutotuneResult result = Run(measure, memory);
   engine->SetLearnersPerDevice(result.learners_per_device);
+  result.images_trained = trained;
   return result;
 }
 

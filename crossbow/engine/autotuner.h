@@ -26,6 +26,7 @@ struct AutotuneDecision {
 struct AutotuneResult {
   int learners_per_device = 1;  // the choice
   std::vector<AutotuneDecision> decisions;
+  int64_t images_trained = 0;  // by the trial iterations (they train the model too)
 };
 
 // Picks the number of learners per device: starts with one, adds one while the measured

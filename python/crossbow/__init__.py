@@ -14,7 +14,7 @@ from crossbow.builder import ModelBuilder
 from crossbow.model import Model
 
 __version__ = "0.1.0"
-__all__ = ["ModelBuilder", "Model", "nets", "operators", "operator_doc"]
+__all__ = ["ModelBuilder", "Model", "Trainer", "nets", "data", "operators", "operator_doc"]
 
 
 def operators():
@@ -28,8 +28,10 @@ def operator_doc(name):
 
 
 def __getattr__(name):
-    if name == "nets":
-        return importlib.import_module("crossbow.nets")
+    if name in ("nets", "data"):
+        return importlib.import_module(f"crossbow.{name}")
+    if name == "Trainer":
+        return importlib.import_module("crossbow.trainer").Trainer
     raise AttributeError(f"module 'crossbow' has no attribute '{name}'")
 
 

@@ -1,5 +1,6 @@
 """The ``crossbow`` command: ``crossbow ops [NAME]``, ``crossbow summary NET``,
-``crossbow convert SUBCOMMAND ...``."""
+``crossbow convert SUBCOMMAND ...``, ``crossbow train``, ``crossbow eval``,
+``crossbow plot METRICS...``."""
 import argparse
 import sys
 
@@ -24,6 +25,51 @@ def _summary(args):
     return 0
 
 
+def _train(args):
+    from crossbow import trainer
+    result = trainer.Trainer(args.net, args.train_db, args.test_db,
+                             **trainer.options_from(args)).fit()
+    print(trainer.describe(result))
+    return 130 if result["stop_reason"].startswith("signal") else 0
+
+
+def _eval(args):
+    from crossbow import trainer
+    r = trainer.evaluate(args.net, args.checkpoint, args.test_db, batch_size=args.batch_size,
+                         num_classes=args.num_classes, workers=args.workers)
+    print(f"test loss {r['loss']:.4f}, top-1 {r['top1'] * 100:.2f}%, top-5 {r['top5'] * 100:.2f}%")
+    return 0
+
+
+def _plot(args):
+    from crossbow.plot import plot
+    print(plot(args.metrics, args.output, args.labels))
+    return 0
+
+
+def _add_training(sub, names):
+    from crossbow import trainer
+    train = sub.add_parser("train", help="train a zoo net on LMDB data with many learners")
+    train.add_argument("--net", required=True, choices=names, metavar="NET", help=", ".join(names))
+    train.add_argument("--train-db", required=True, help="training LMDB")
+    train.add_argument("--test-db", help="test LMDB (evaluations, target accuracy)")
+    trainer.add_arguments(train)
+    train.set_defaults(run=_train)
+    ev = sub.add_parser("eval", help="evaluate a checkpoint's average model on a test LMDB")
+    ev.add_argument("--net", required=True, choices=names, metavar="NET", help=", ".join(names))
+    ev.add_argument("--checkpoint", required=True, help="a checkpoint file or directory")
+    ev.add_argument("--test-db", required=True, help="test LMDB")
+    ev.add_argument("--batch-size", type=int, default=100)
+    ev.add_argument("--num-classes", type=int, default=None)
+    ev.add_argument("--workers", type=int, default=2)
+    ev.set_defaults(run=_eval)
+    pl = sub.add_parser("plot", help="plot metrics files: accuracy vs time/epochs, images/s")
+    pl.add_argument("metrics", nargs="+", help="JSON-lines metrics files")
+    pl.add_argument("--output", default="metrics.png", help="PNG to write")
+    pl.add_argument("--labels", nargs="*", help="one legend label per file")
+    pl.set_defaults(run=_plot)
+
+
 def parser():
     p = argparse.ArgumentParser(prog="crossbow", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -38,6 +84,7 @@ def parser():
     summ.set_defaults(run=_summary)
     from crossbow import convert
     convert.add_parser(sub)
+    _add_training(sub, NAMES)
     return p
 
 
@@ -45,7 +92,7 @@ def main(argv=None):
     args = parser().parse_args(argv)
     try:
         return args.run(args)
-    except (ImportError, ValueError, RuntimeError) as e:
+    except (ImportError, ValueError, RuntimeError, OSError, TypeError) as e:
         print(f"crossbow {args.command}: {e}", file=sys.stderr)
         return 1
 

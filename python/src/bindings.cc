@@ -18,6 +18,7 @@ void BindBatchSource(py::module_& m);  // batch_source_bindings.cc
 void BindEngine(py::module_& m);       // engine_bindings.cc
 void BindConvert(py::module_& m);      // convert_bindings.cc
 void BindLoader(py::module_& m);       // loader_bindings.cc
+void BindTrainer(py::module_& m);      // trainer_bindings.cc
 
 namespace {
 
@@ -159,4 +160,5 @@ PYBIND11_MODULE(_C, m) {
   BindEngine(m);
   BindConvert(m);
   BindLoader(m);
+  BindTrainer(m);
 }

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace crossbow {
+
+// Caffe's learning-rate policies, as functions of a training position t. The trainer measures
+// t in epochs (fractional: images seen / epoch size), so that a schedule does not change with
+// the number of learners; the policies themselves do not care about the unit.
+//   fixed      base_lr
+//   step       base_lr * gamma ^ floor(t / step_size)
+//   multistep  base_lr * gamma ^ (number of steps <= t)
+//   exp        base_lr * gamma ^ t
+//   inv        base_lr * (1 + gamma * t) ^ -power
+//   poly       base_lr * (1 - t / max) ^ power, 0 from max on
+// A linear warm-up composes with any of them: for t < warmup the rate is scaled by a factor
+// that grows linearly from warmup_start to 1 (Goyal et al. 2017).
+struct LrPolicyOptions {
+  std::string policy = "fixed";
+  double base_lr = 0.1;
+  double gamma = 0.1;
+  double power = 1.0;
+  double step_size = 0;       // step
+  std::vector<double> steps;  // multistep, ascending
+  double max = 0;             // poly
+  double warmup = 0;          // 0: no warm-up
+  double warmup_start = 0.1;  // warm-up's first factor
+};
+
+class LrPolicy {
+ public:
+  // Throws crossbow::ValueError naming the option for unknown policies and bad parameters.
+  explicit LrPolicy(LrPolicyOptions options);
+  double At(double t) const;
+  const LrPolicyOptions& options() const { return options_; }
+
+ private:
+  enum class Kind { kFixed, kStep, kMultiStep, kExp, kInv, kPoly };
+  double Base(double t) const;
+
+  LrPolicyOptions options_;
+  Kind kind_;
+};
+
+}  // namespace crossbow

@@ -1,0 +1,96 @@
+#include "crossbow/engine/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "crossbow/core/enforce.h"
+
+namespace crossbow {
+
+std::string ToJson(const MetricsRecord& r) {
+  nlohmann::json j = {{"iteration", r.iteration},
+                      {"epoch", r.epoch},
+                      {"time", r.time_s},
+                      {"loss", r.loss},
+                      {"lr", r.lr},
+                      {"images_per_s", r.images_per_s},
+                      {"learners_per_device", r.learners_per_device},
+                      {"distance_to_z", r.distances}};
+  if (r.test) {
+    j["test_loss"] = r.test->loss;
+    j["accuracy"] = r.test->top1;
+    j["top5"] = r.test->top5;
+  }
+  // NaN is not JSON: a diverged loss is written as null.
+  for (auto& [key, value] : j.items()) {
+    if (value.is_number_float() && !std::isfinite(value.get<double>())) value = nullptr;
+  }
+  return j.dump();
+}
+
+MetricsLog::MetricsLog(const std::string& path, bool append)
+    : path_(path), out_(path, append ? std::ios::app : std::ios::trunc) {
+  CROSSBOW_ENFORCE(out_.good(), "cannot write the metrics file '", path, "'");
+}
+
+void MetricsLog::Write(const MetricsRecord& record) {
+  out_ << ToJson(record) << '\n';
+  out_.flush();
+  CROSSBOW_ENFORCE(out_.good(), "writing the metrics file '", path_, "' failed");
+}
+
+std::string FormatDuration(double s) {
+  char buf[32];
+  if (!std::isfinite(s) || s < 0) return "?";
+  if (s >= 3600) {
+    std::snprintf(buf, sizeof(buf), "%dh%02dm", static_cast<int>(s / 3600),
+                  static_cast<int>(s / 60) % 60);
+  } else if (s >= 60) {
+    std::snprintf(buf, sizeof(buf), "%dm%02ds", static_cast<int>(s / 60), static_cast<int>(s) % 60);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1fs", s);
+  }
+  return buf;
+}
+
+void ProgressBar::Update(const std::string& label, double fraction, double images_per_s,
+                         double eta_s, double loss) {
+  const auto now = std::chrono::steady_clock::now();
+  if (drawn_ && now - last_ < std::chrono::milliseconds(100)) return;
+  last_ = now;
+  drawn_ = true;
+  constexpr int kWidth = 24;
+  fraction = std::clamp(fraction, 0.0, 1.0);
+  const int filled = static_cast<int>(fraction * kWidth);
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), "\r%s [%s%s] %5.1f%% %7.0f img/s ETA %s loss %.4f", label.c_str(),
+                std::string(filled, '#').c_str(), std::string(kWidth - filled, '.').c_str(),
+                fraction * 100, images_per_s, FormatDuration(eta_s).c_str(), loss);
+  *out_ << buf << "\x1b[K" << std::flush;
+}
+
+void ProgressBar::Finish() {
+  if (drawn_) *out_ << '\n' << std::flush;
+  drawn_ = false;
+}
+
+std::string EpochLine(int64_t epoch, int64_t epochs, const MetricsRecord& r) {
+  char buf[256];
+  const std::string of = epochs > 0 ? "/" + std::to_string(epochs) : "";
+  int n = std::snprintf(buf, sizeof(buf),
+                        "epoch %lld%s: loss %.4f, lr %.4g, %.0f images/s, %d learner(s) per "
+                        "device, %s",
+                        static_cast<long long>(epoch), of.c_str(), r.loss, r.lr, r.images_per_s,
+                        r.learners_per_device, FormatDuration(r.time_s).c_str());
+  std::string line(buf, std::min<int>(n, sizeof(buf) - 1));
+  if (r.test) {
+    std::snprintf(buf, sizeof(buf), "; test loss %.4f, top-1 %.2f%%, top-5 %.2f%%", r.test->loss,
+                  r.test->top1 * 100, r.test->top5 * 100);
+    line += buf;
+  }
+  return line;
+}
+
+}  // namespace crossbow

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "crossbow/engine/learner.h"
+
+namespace crossbow {
+
+// One line of the metrics file: a training record every few iterations, and one with the test
+// results after each evaluation of the average model.
+struct MetricsRecord {
+  int64_t iteration = 0;
+  double epoch = 0;   // fractional: images seen / epoch size
+  double time_s = 0;  // training time since the start of the run (across resumes)
+  double loss = 0;    // mean over learners and over the iterations since the last record
+  double lr = 0;
+  double images_per_s = 0;
+  int learners_per_device = 0;
+  std::vector<double> distances;  // each learner's ||w_j - z||
+  std::optional<EvalResult> test;
+};
+
+std::string ToJson(const MetricsRecord& record);
+
+// Appends JSON lines to a file (appending keeps a resumed run's history in one file).
+class MetricsLog {
+ public:
+  explicit MetricsLog(const std::string& path, bool append);
+  void Write(const MetricsRecord& record);
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+};
+
+// One line, redrawn in place: "epoch 3/10 [####.....]  42.0% 1234 img/s ETA 1m05s loss 1.23".
+// Redraws at most ten times a second.
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::ostream* out) : out_(out) {}
+  void Update(const std::string& label, double fraction, double images_per_s, double eta_s,
+              double loss);
+  void Finish();  // ends the line
+
+ private:
+  std::ostream* out_;
+  std::chrono::steady_clock::time_point last_{};
+  bool drawn_ = false;
+};
+
+std::string FormatDuration(double seconds);  // "1h02m", "3m05s", "12.3s"
+
+// The per-epoch log line.
+std::string EpochLine(int64_t epoch, int64_t epochs, const MetricsRecord& record);
+
+}  // namespace crossbow

@@ -1,0 +1,19 @@
+#pragma once
+
+namespace crossbow {
+
+// While alive, SIGINT and SIGTERM set a flag instead of ending the process, so that the
+// training loop can write a checkpoint and stop between iterations. The previous handlers
+// (Python's, for example) come back on destruction.
+class StopSignalScope {
+ public:
+  StopSignalScope();
+  ~StopSignalScope();
+  StopSignalScope(const StopSignalScope&) = delete;
+  StopSignalScope& operator=(const StopSignalScope&) = delete;
+
+  // The signal received since construction, or 0.
+  static int received();
+};
+
+}  // namespace crossbow

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "crossbow/core/batch_source.h"
+#include "crossbow/engine/autotuner.h"
+#include "crossbow/engine/checkpoint.h"
+#include "crossbow/engine/engine.h"
+#include "crossbow/engine/lr_policy.h"
+
+namespace crossbow {
+
+struct TrainerOptions {
+  // Stop conditions; training stops at the first one met. At least one of epochs, iterations
+  // and time_limit_s must be set.
+  int64_t epochs = 0;
+  int64_t iterations = 0;  // engine iterations (each trains every learner on one batch)
+  double time_limit_s = 0;
+  double target_accuracy = 0;  // z's test top-1; 0: never stops on accuracy
+
+  LrPolicyOptions lr;      // positions in epochs; poly's max defaults to the run's length
+  int64_t eval_every = 0;  // iterations between evaluations of z; 0: after every epoch
+  bool autotune = false;   // --learners auto: the autotuner picks the learners per device
+  double autotune_threshold = 0.1;
+
+  std::string checkpoint_dir;  // empty: no checkpoints
+  double checkpoint_every_epochs = 1;
+  double checkpoint_every_minutes = 0;  // 0: by epochs only
+  bool resume = false;                  // continue from checkpoint_dir's checkpoint if any
+
+  std::string metrics_path;  // JSON lines; empty: none
+  int64_t log_every = 50;    // iterations between training records
+  bool progress = true;      // the progress bar on stderr
+};
+
+struct TrainResult {
+  std::string stop_reason;  // "epochs", "iterations", "time_limit", "target_accuracy", "signal"
+  int64_t iterations = 0;
+  double epochs = 0;
+  double elapsed_s = 0;  // training time, evaluations and checkpoint writes excluded
+  double images_per_s = 0;
+  int learners_per_device = 0;
+  std::optional<EvalResult> test;  // the last evaluation of z
+  double best_top1 = 0;
+  double time_to_accuracy_s = -1;  // -1: target not reached (or none)
+  int64_t skipped_batches = 0;     // learner batches skipped for a non-finite loss (skip_nan)
+  bool resumed = false;
+  std::vector<AutotuneDecision> autotune;  // the autotuner's decisions, when it ran
+};
+
+// The training loop, in C++: learning-rate schedule, evaluation of the average model,
+// stopping rules, checkpoints (also on SIGINT/SIGTERM) and metrics. Options are checked in
+// the constructor, before the engine compiles anything.
+class Trainer {
+ public:
+  Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSource* train,
+          BatchSource* test, TrainerOptions options);
+  ~Trainer();
+  TrainResult Fit();
+  Engine& engine() { return *engine_; }
+
+ private:
+  class Loop;
+  std::string net_;
+  std::string sync_;
+  bool learners_fixed_;
+  BatchSource* train_;
+  BatchSource* test_;
+  TrainerOptions options_;
+  double restart_drop_;
+  std::unique_ptr<Checkpoint> resume_from_;  // read by the constructor, restored by Fit
+  std::unique_ptr<Engine> engine_;
+};
+
+}  // namespace crossbow

@@ -1,0 +1,83 @@
+// crossbow._C.Trainer and evaluate_checkpoint: JSON in, a dict out, the GIL released while the
+// loop runs. Batch sources arrive as the std::shared_ptr<BatchSource> objects that the data
+// and engine bindings register (ImageDB.source, ArraySource).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+
+#include "crossbow/engine/checkpoint.h"
+#include "crossbow/engine/trainer_config.h"
+
+namespace py = pybind11;
+
+namespace crossbow {
+namespace {
+
+// Keeps the sources alive as long as the trainer that reads them.
+struct PyTrainer {
+  std::shared_ptr<BatchSource> train, test;
+  std::unique_ptr<Trainer> trainer;
+};
+
+py::dict ToDict(const TrainResult& r) {
+  py::dict d;
+  d["stop_reason"] = r.stop_reason;
+  d["iterations"] = r.iterations;
+  d["epochs"] = r.epochs;
+  d["elapsed_s"] = r.elapsed_s;
+  d["images_per_s"] = r.images_per_s;
+  d["learners_per_device"] = r.learners_per_device;
+  d["test_loss"] = r.test ? py::cast(r.test->loss) : py::none();
+  d["accuracy"] = r.test ? py::cast(r.test->top1) : py::none();
+  d["top5"] = r.test ? py::cast(r.test->top5) : py::none();
+  d["best_accuracy"] = r.best_top1;
+  d["time_to_accuracy_s"] = r.time_to_accuracy_s >= 0 ? py::cast(r.time_to_accuracy_s) : py::none();
+  d["skipped_batches"] = r.skipped_batches;
+  d["resumed"] = r.resumed;
+  py::list decisions;
+  for (const auto& a : r.autotune) {
+    decisions.append(py::dict(py::arg("learners_per_device") = a.learners_per_device,
+                              py::arg("images_per_s") = a.images_per_second,
+                              py::arg("action") = a.action));
+  }
+  d["autotune"] = decisions;
+  return d;
+}
+
+}  // namespace
+}  // namespace crossbow
+
+void BindTrainer(py::module_& m) {
+  using namespace crossbow;
+  py::class_<PyTrainer>(m, "Trainer")
+      .def(py::init([](const std::string& spec_json, const std::string& options_json,
+                       std::shared_ptr<BatchSource> train, std::shared_ptr<BatchSource> test) {
+             LearnerSpec spec = LearnerSpec::FromJson(spec_json);
+             TrainerConfig config = ParseTrainerConfig(options_json);
+             auto t = std::make_unique<PyTrainer>();
+             t->train = std::move(train);
+             t->test = std::move(test);
+             py::gil_scoped_release release;
+             t->trainer = std::make_unique<Trainer>(spec, config.engine, t->train.get(),
+                                                    t->test.get(), config.trainer);
+             return t;
+           }),
+           py::arg("spec_json"), py::arg("options_json"), py::arg("train"),
+           py::arg("test") = nullptr)
+      .def("fit", [](PyTrainer& self) {
+        TrainResult r;
+        {
+          py::gil_scoped_release release;
+          r = self.trainer->Fit();
+        }
+        return ToDict(r);
+      });
+  m.def("evaluate_checkpoint", [](const std::string& spec_json, const std::string& path,
+                                  std::shared_ptr<BatchSource> test) {
+    LearnerSpec spec = LearnerSpec::FromJson(spec_json);
+    py::gil_scoped_release release;
+    EvalResult r = EvaluateCheckpoint(spec, path, test.get());
+    return std::make_tuple(r.loss, r.top1, r.top5);
+  });
+}

@@ -1,0 +1,89 @@
+#include "crossbow/engine/metrics.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace crossbow {
+namespace {
+
+MetricsRecord Sample() {
+  MetricsRecord r;
+  r.iteration = 120;
+  r.epoch = 2.5;
+  r.time_s = 75;
+  r.loss = 0.75;
+  r.lr = 0.01;
+  r.images_per_s = 800;
+  r.learners_per_device = 3;
+  r.distances = {0.5, 0.25, 0.125};
+  return r;
+}
+
+TEST(Metrics, JsonLinesCarryEveryField) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("metrics_" + std::to_string(getpid()))).string();
+  MetricsRecord with_test = Sample();
+  with_test.test = EvalResult{1.5, 0.625, 0.875};
+  MetricsRecord diverged = Sample();
+  diverged.loss = NAN;
+  {
+    MetricsLog log(path, false);
+    log.Write(Sample());
+    log.Write(with_test);
+  }
+  MetricsLog(path, true).Write(diverged);  // appending, as a resumed run does
+  std::ifstream in(path);
+  std::string line;
+  std::vector<nlohmann::json> lines;
+  while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0]["iteration"], 120);
+  EXPECT_EQ(lines[0]["epoch"], 2.5);
+  EXPECT_EQ(lines[0]["time"], 75.0);
+  EXPECT_EQ(lines[0]["lr"], 0.01);
+  EXPECT_EQ(lines[0]["images_per_s"], 800.0);
+  EXPECT_EQ(lines[0]["learners_per_device"], 3);
+  EXPECT_EQ(lines[0]["distance_to_z"], (std::vector<double>{0.5, 0.25, 0.125}));
+  EXPECT_FALSE(lines[0].contains("accuracy"));
+  EXPECT_EQ(lines[1]["accuracy"], 0.625);
+  EXPECT_EQ(lines[1]["top5"], 0.875);
+  EXPECT_EQ(lines[1]["test_loss"], 1.5);
+  EXPECT_TRUE(lines[2]["loss"].is_null());
+  std::filesystem::remove(path);
+}
+
+TEST(Metrics, UnwritablePathIsAClearError) {
+  try {
+    MetricsLog log("/nonexistent-dir/metrics.jsonl", false);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/metrics.jsonl"), std::string::npos);
+  }
+}
+
+TEST(Metrics, ProgressBarAndEpochLine) {
+  std::ostringstream out;
+  ProgressBar bar(&out);
+  bar.Update("epoch 1/4", 0.5, 1234, 65, 0.5);
+  bar.Update("epoch 1/4", 0.6, 1234, 60, 0.5);  // within 0.1 s: not redrawn
+  bar.Finish();
+  EXPECT_EQ(out.str(),
+            "\repoch 1/4 [############............]  50.0%    1234 img/s ETA 1m05s loss "
+            "0.5000\x1b[K\n");
+  MetricsRecord r = Sample();
+  r.test = EvalResult{1.5, 0.625, 0.875};
+  EXPECT_EQ(EpochLine(3, 10, r),
+            "epoch 3/10: loss 0.7500, lr 0.01, 800 images/s, 3 learner(s) per device, 1m15s; test "
+            "loss 1.5000, top-1 62.50%, top-5 87.50%");
+  EXPECT_EQ(FormatDuration(7322), "2h02m");
+  EXPECT_EQ(FormatDuration(9.96), "10.0s");
+}
+
+}  // namespace
+}  // namespace crossbow

@@ -1,0 +1,162 @@
+"""crossbow.Trainer, `crossbow train/eval/plot`: options checked before any work, plots, and
+(where the C++ extension has an in-memory source) training, checkpoints and kill -9."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import crossbow
+from crossbow import cli, trainer
+from crossbow.plot import plot, read_metrics
+from conftest import ROOT
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = tmp_path / "train_lmdb"
+    path.mkdir()
+    return str(path)
+
+
+@pytest.mark.parametrize("options, error, message", [
+    (dict(batch_size=0, epochs=1), ValueError, "batch_size must be > 0, got 0"),
+    (dict(epochs=1, learners="many"), ValueError, "learners must be 'auto' or a number"),
+    (dict(epochs=1, sync="async"), ValueError, "sync must be sma, ssgd or sgd"),
+    (dict(), ValueError, "training would never stop"),
+    (dict(epochs=1, resume=True), ValueError, "resume needs a checkpoint_dir"),
+    (dict(epochs=1, lr_polcy="step"), TypeError, "did you mean 'lr_policy'"),
+])
+def test_bad_options_fail_before_any_work(no_C, db, options, error, message):
+    with pytest.raises(error, match=message):
+        trainer.Trainer("lenet", db, **options)
+
+
+def test_unknown_net_and_missing_db_fail_before_any_work(no_C, db, tmp_path):
+    with pytest.raises(ValueError, match="unknown net 'resnet33'; did you mean 'resnet32'"):
+        trainer.Trainer("resnet33", db, epochs=1)
+    with pytest.raises(FileNotFoundError, match="train_db '.*nowhere' does not exist"):
+        trainer.Trainer("lenet", str(tmp_path / "nowhere"), epochs=1)
+    with pytest.raises(FileNotFoundError, match="test_db '.*gone' does not exist"):
+        trainer.Trainer("lenet", db, str(tmp_path / "gone"), epochs=1)
+
+
+def test_cli_reports_bad_input_without_a_traceback(no_C, db, capsys):
+    assert cli.main(["train", "--net", "lenet", "--train-db", db, "--batch-size", "0",
+                     "--epochs", "1"]) == 1
+    assert "crossbow train: batch_size must be > 0, got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        cli.main(["train", "--net", "lenet5", "--train-db", db])
+    assert e.value.code == 2 and "lenet" in capsys.readouterr().err
+    assert cli.main(["train", "--net", "lenet", "--train-db", db + "_missing", "--epochs",
+                     "1"]) == 1
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_cli_flags_are_the_trainer_options():
+    args = cli.parser().parse_args(
+        ["train", "--net", "resnet32", "--train-db", "a", "--lr-policy", "multistep",
+         "--steps", "80", "120", "--learners", "3", "--no-progress", "--resume"])
+    options = trainer.options_from(args)
+    assert set(options) == set(trainer.OPTIONS)
+    assert options["lr_policy"] == "multistep" and options["steps"] == [80.0, 120.0]
+    assert options["learners"] == "3" and options["progress"] is False and options["resume"]
+
+
+def _write_metrics(path, learners, accuracy):
+    with open(path, "w") as f:
+        for i, acc in enumerate(accuracy):
+            f.write(json.dumps({"iteration": 10 * i, "epoch": i, "time": 2.0 * i, "loss": 1.0,
+                                "lr": 0.1, "images_per_s": 100.0 * learners,
+                                "learners_per_device": learners, "distance_to_z": [0.1],
+                                "accuracy": acc}) + "\n")
+
+
+def test_plot_writes_a_png(tmp_path, capsys):
+    a, b = tmp_path / "sma.jsonl", tmp_path / "ssgd.jsonl"
+    _write_metrics(a, 3, [0.2, 0.5, 0.7])
+    _write_metrics(b, 1, [0.1, 0.3, 0.5])
+    out = tmp_path / "runs.png"
+    assert cli.main(["plot", str(a), str(b), "--output", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"iteration": 1}\nnot json\n')
+    with pytest.raises(ValueError, match="bad.jsonl:2: not a JSON line"):
+        read_metrics(str(bad))
+    with pytest.raises(ValueError, match="2 labels for 1 metrics files"):
+        plot([str(a)], str(out), labels=["x", "y"])
+
+
+# ----- training through the C++ extension -----
+
+def _native_with_arrays():
+    try:
+        from crossbow import _native
+        return hasattr(_native.load(), "ArraySource")
+    except ImportError:
+        return False
+
+
+needs_native = pytest.mark.skipif(
+    not _native_with_arrays(),
+    reason="needs crossbow._C built with Trainer and ArraySource (scripts/setup.sh)")
+
+
+def _blobs(n=256, seed=0):
+    rng = np.random.default_rng(seed)
+    labels = (np.arange(n) % 10).astype(np.int32)
+    images = rng.normal(0, 0.5, (n, 1, 28, 28)).astype(np.float32)
+    images[np.arange(n), 0, labels, :] += 2.0  # the label is a bright row
+    return images, labels
+
+
+@needs_native
+def test_fit_on_arrays_learns_and_writes_metrics(tmp_path):
+    metrics = tmp_path / "m.jsonl"
+    result = crossbow.Trainer(net="lenet", train_db=_blobs(), test_db=_blobs(64, 1),
+                              batch_size=16, learners=2, epochs=2, lr=0.02,
+                              metrics=str(metrics), progress=False).fit()
+    assert result["stop_reason"] == "epochs" and result["learners_per_device"] == 2
+    assert result["accuracy"] > 0.5
+    assert any("accuracy" in r for r in read_metrics(str(metrics)))
+
+
+_WRITER = """
+import sys
+sys.path.insert(0, {python!r})
+import numpy as np
+import crossbow
+rng = np.random.default_rng(0)
+x = rng.normal(size=(512, 1, 28, 28)).astype(np.float32)
+y = (np.arange(512) % 10).astype(np.int32)
+crossbow.Trainer(net="lenet", train_db=(x, y), batch_size=16, learners=1, epochs=1000,
+                 lr=0.01, checkpoint_dir={dir!r}, checkpoint_every_minutes=1e-9,
+                 progress=False).fit()
+"""
+
+
+@needs_native
+def test_kill_9_during_checkpoints_leaves_a_loadable_one(tmp_path):
+    ckpt = tmp_path / "ckpt"
+    code = _WRITER.format(python=os.path.join(ROOT, "python"), dir=str(ckpt))
+    proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while not (ckpt / "checkpoint.cbt").exists() and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # checkpoints are being written back to back now
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert (ckpt / "checkpoint.cbt").exists()
+    rng = np.random.default_rng(0)  # the writer's data: the checkpoint holds its position
+    x = rng.normal(size=(512, 1, 28, 28)).astype(np.float32)
+    y = (np.arange(512) % 10).astype(np.int32)
+    resumed = crossbow.Trainer(net="lenet", train_db=(x, y), batch_size=16, learners=1,
+                               iterations=1, checkpoint_dir=str(ckpt), resume=True,
+                               progress=False)
+    assert resumed.fit()["resumed"]
