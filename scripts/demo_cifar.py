@@ -16,7 +16,8 @@ def main():
                     help="folder with train/<class>/*.jpg and test/<class>/*.jpg")
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "crossbow_demo"))
     ap.add_argument("--net", default="resnet20")
-    ap.add_argument("--minutes", type=float, default=3.0)
+    ap.add_argument("--epochs", type=int, default=40)
+    ap.add_argument("--minutes", type=float, default=4.0, help="stop earlier if this runs out")
     ap.add_argument("--batch-size", type=int, default=16)
     args = ap.parse_args()
 
@@ -28,8 +29,10 @@ def main():
     metrics = os.path.join(args.work, "metrics.jsonl")
     result = crossbow.Trainer(net=args.net, train_db=dbs["train"], test_db=dbs["test"],
                               batch_size=args.batch_size, learners="auto", sync="sma",
-                              time_limit=60 * args.minutes, lr=0.1, weight_decay=5e-4,
-                              warmup=1, metrics=metrics, log_every=20).fit()
+                              epochs=args.epochs, time_limit=60 * args.minutes, lr=0.05,
+                              lr_policy="multistep",
+                              steps=[args.epochs // 2, args.epochs * 3 // 4],
+                              weight_decay=5e-4, warmup=1, metrics=metrics, log_every=20).fit()
     print(trainer.describe(result))
     print(f"learners chosen by the autotuner: {result['learners_per_device']} per device; "
           f"metrics in {metrics} (plot them with `crossbow plot {metrics}`)")

@@ -149,8 +149,8 @@ TrainResult Trainer::Loop::Run() {
         LOG(INFO) << EpochLine(epochs_done, o_.epochs, record);
       }
     }
-    if (o_.progress) DrawProgress(epochs_done);
     result_.stop_reason = ShouldStop();
+    if (o_.progress && result_.stop_reason.empty()) DrawProgress(epochs_done);
     const bool checkpoint_due =
         (epoch_end && o_.checkpoint_every_epochs > 0 &&
          std::fmod(static_cast<double>(epochs_done), o_.checkpoint_every_epochs) == 0) ||
