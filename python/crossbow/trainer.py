@@ -155,8 +155,9 @@ def _source(db, builder, o, train):
     from crossbow.data import ImageDB
     cifar = tuple(builder.input_shape) == (3, 32, 32)
     augment = train and o["augment"] and cifar
+    # rgb: the LMDB holds BGR (Caffe's order); the CIFAR statistics are RGB, as torchvision's.
     return ImageDB(os.fspath(db), o["batch_size"], train=train, pad=4 if augment else 0,
-                   mirror=augment, mean=CIFAR_MEAN if cifar else None,
+                   mirror=augment, rgb=True, mean=CIFAR_MEAN if cifar else None,
                    std=CIFAR_STD if cifar else None, seed=o["seed"], workers=o["workers"],
                    num_classes=builder.num_classes).source
 
