@@ -103,8 +103,8 @@ void PoolGradientOp<kKind>::Run() {
     EnforceOutputShapes(w.output);  // before oneDNN sees them
     auto hint = ForwardDesc(def(), kKind, w, x_md, kMax ? y_md : AnyDesc(w.output),
                             prop_kind::forward_training, context_->engine());
-    auto desc = dnnl::pooling_backward::desc(PoolAlgorithm(def(), kKind), x_md, y_md,
-                                             w.strides, w.kernel, w.padding, w.padding);
+    auto desc = dnnl::pooling_backward::desc(PoolAlgorithm(def(), kKind), x_md, y_md, w.strides,
+                                             w.kernel, w.padding, w.padding);
     pd_ = dnnl::pooling_backward::primitive_desc(desc, context_->engine(), hint);
     primitive_ = dnnl::pooling_backward(pd_);
     x_md_ = x_md;

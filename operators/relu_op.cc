@@ -28,11 +28,11 @@ void ReluGradientOp::Run() {
   memory::desc y_md = DescOf(y);
   if (y_md != y_md_) {
     y_md_ = y_md;
-    auto hint_desc = dnnl::eltwise_forward::desc(prop_kind::forward_training,
-                                                 algorithm::eltwise_relu_use_dst_for_bwd, y_md, 0.f);
+    auto hint_desc = dnnl::eltwise_forward::desc(
+        prop_kind::forward_training, algorithm::eltwise_relu_use_dst_for_bwd, y_md, 0.f);
     dnnl::eltwise_forward::primitive_desc hint(hint_desc, context_->engine());
-    auto desc = dnnl::eltwise_backward::desc(algorithm::eltwise_relu_use_dst_for_bwd, y_md, y_md,
-                                             0.f);
+    auto desc =
+        dnnl::eltwise_backward::desc(algorithm::eltwise_relu_use_dst_for_bwd, y_md, y_md, 0.f);
     primitive_ = dnnl::eltwise_backward({desc, context_->engine(), hint});
   }
   const Tensor& dy = to_y_layout_.As(Input(1), y_md, &dy_scratch_, context_);

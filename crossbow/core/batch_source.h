@@ -9,7 +9,7 @@ namespace crossbow {
 
 // One batch in host memory, owned by its source until released.
 struct Batch {
-  const float* images = nullptr;   // size x C x H x W, plain NCHW
+  const float* images = nullptr;    // size x C x H x W, plain NCHW
   const int32_t* labels = nullptr;  // size
   int64_t size = 0;
   int64_t epoch = 0;           // 0-based epoch the batch belongs to
