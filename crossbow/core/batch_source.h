@@ -27,7 +27,8 @@ class BatchSource {
 
   virtual Shape ExampleShape() const = 0;  // C, H, W of one example after transforms
   virtual int64_t EpochSize() const = 0;   // records per epoch
-  virtual int64_t batch_size() const = 0;  // the last batch of an epoch may be smaller
+  // A batch may be smaller: the last of an epoch, or one from which corrupt records were dropped.
+  virtual int64_t batch_size() const = 0;
 
   // Blocks until a batch is ready. The batch stays valid until Release().
   virtual const Batch* Acquire() = 0;
