@@ -74,6 +74,12 @@ OperatorDef MakeOperator(const std::string& type, std::vector<std::string> input
   return op;
 }
 
+OperatorDef MakeFiller(const std::string& type, const std::string& output,
+                       const std::vector<int64_t>& shape, std::map<std::string, Argument> args) {
+  args["shape"] = shape;
+  return MakeOperator(type, {}, {output}, std::move(args));
+}
+
 namespace {
 
 using nlohmann::json;

@@ -47,6 +47,11 @@ OperatorDef MakeOperator(const std::string& type, std::vector<std::string> input
                          std::vector<std::string> outputs,
                          std::map<std::string, Argument> args = {});
 
+// A filler operator (ConstantFill, XavierFill, MSRAFill, ...) making blob `output` of `shape`.
+OperatorDef MakeFiller(const std::string& type, const std::string& output,
+                       const std::vector<int64_t>& shape,
+                       std::map<std::string, Argument> args = {});
+
 namespace detail {
 template <typename T>
 bool ArgAs(const Argument& value, T* out);

@@ -13,28 +13,23 @@
 namespace crossbow {
 namespace {
 
-OperatorDef Fill(const std::string& type, const std::string& out, Shape shape,
-                 std::map<std::string, Argument> args = {}) {
-  args["shape"] = std::vector<int64_t>(shape.begin(), shape.end());
-  return MakeOperator(type, {}, {out}, args);
-}
-
 // conv -> [bn] -> relu -> global average pool -> fc -> softmax loss, on 3x8x8 images.
 LearnerSpec Spec(bool batch_norm) {
   LearnerSpec spec;
   spec.name = batch_norm ? "bn_net" : "plain_net";
   spec.input_shape = {3, 8, 8};
-  spec.init_net.ops = {Fill("MSRAFill", "w", {8, 3, 3, 3}), Fill("XavierFill", "fw", {4, 8}),
-                       Fill("ConstantFill", "fb", {4})};
+  spec.init_net.ops = {MakeFiller("MSRAFill", "w", {8, 3, 3, 3}),
+                       MakeFiller("XavierFill", "fw", {4, 8}),
+                       MakeFiller("ConstantFill", "fb", {4})};
   spec.net.ops = {
       MakeOperator("Conv", {"data", "w"}, {"c"}, {{"kernel", int64_t{3}}, {"pad", int64_t{1}}})};
   spec.params = {"w", "fw", "fb"};
   std::string x = "c";
   if (batch_norm) {
-    spec.init_net.ops.push_back(Fill("ConstantFill", "s", {8}, {{"value", 1.0}}));
-    spec.init_net.ops.push_back(Fill("ConstantFill", "b", {8}));
-    spec.init_net.ops.push_back(Fill("ConstantFill", "rm", {8}));
-    spec.init_net.ops.push_back(Fill("ConstantFill", "rv", {8}, {{"value", 1.0}}));
+    spec.init_net.ops.push_back(MakeFiller("ConstantFill", "s", {8}, {{"value", 1.0}}));
+    spec.init_net.ops.push_back(MakeFiller("ConstantFill", "b", {8}));
+    spec.init_net.ops.push_back(MakeFiller("ConstantFill", "rm", {8}));
+    spec.init_net.ops.push_back(MakeFiller("ConstantFill", "rv", {8}, {{"value", 1.0}}));
     spec.net.ops.push_back(
         MakeOperator("SpatialBN", {"c", "s", "b", "rm", "rv"}, {"n", "rm", "rv", "sm", "sv"}));
     spec.params.insert(spec.params.end(), {"s", "b"});

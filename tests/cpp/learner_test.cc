@@ -9,24 +9,18 @@
 namespace crossbow {
 namespace {
 
-OperatorDef Fill(const std::string& type, const std::string& out, Shape shape,
-                 std::map<std::string, Argument> args = {}) {
-  args["shape"] = std::vector<int64_t>(shape.begin(), shape.end());
-  return MakeOperator(type, {}, {out}, args);
-}
-
 // A small CNN: conv -> bn -> relu -> global average pool -> fc -> softmax loss.
 LearnerSpec SmallSpec() {
   LearnerSpec spec;
   spec.name = "small";
   spec.input_shape = {3, 8, 8};
-  spec.init_net.ops = {Fill("MSRAFill", "w", {16, 3, 3, 3}),
-                       Fill("ConstantFill", "s", {16}, {{"value", 1.0}}),
-                       Fill("ConstantFill", "b", {16}),
-                       Fill("ConstantFill", "rm", {16}),
-                       Fill("ConstantFill", "rv", {16}, {{"value", 1.0}}),
-                       Fill("XavierFill", "fw", {4, 16}),
-                       Fill("ConstantFill", "fb", {4})};
+  spec.init_net.ops = {MakeFiller("MSRAFill", "w", {16, 3, 3, 3}),
+                       MakeFiller("ConstantFill", "s", {16}, {{"value", 1.0}}),
+                       MakeFiller("ConstantFill", "b", {16}),
+                       MakeFiller("ConstantFill", "rm", {16}),
+                       MakeFiller("ConstantFill", "rv", {16}, {{"value", 1.0}}),
+                       MakeFiller("XavierFill", "fw", {4, 16}),
+                       MakeFiller("ConstantFill", "fb", {4})};
   spec.net.name = "small";
   spec.net.ops = {
       MakeOperator("Conv", {"data", "w"}, {"c"}, {{"kernel", int64_t{3}}, {"pad", int64_t{1}}}),
@@ -154,8 +148,8 @@ TEST(Learner, LoadRejectsAModelOfAnotherShape) {
   const std::string path = ::testing::TempDir() + "/learner_shape_" + std::to_string(::getpid());
   a.Save(path);
   LearnerSpec wider = SmallSpec();
-  wider.init_net.ops[5] = Fill("XavierFill", "fw", {5, 16});
-  wider.init_net.ops[6] = Fill("ConstantFill", "fb", {5});
+  wider.init_net.ops[5] = MakeFiller("XavierFill", "fw", {5, 16});
+  wider.init_net.ops[6] = MakeFiller("ConstantFill", "fb", {5});
   Learner c(wider);
   EXPECT_THROW(c.Load(path), ValueError);
 }

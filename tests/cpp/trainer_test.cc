@@ -28,11 +28,8 @@ LearnerSpec LinearSpec(const std::string& name = "linear") {
   LearnerSpec spec;
   spec.name = name;
   spec.input_shape = kExample;
-  auto fill = [](const std::string& type, const std::string& out, std::vector<int64_t> shape) {
-    return MakeOperator(type, {}, {out}, {{"shape", shape}});
-  };
-  spec.init_net.ops = {fill("XavierFill", "w", {kClasses, 8}),
-                       fill("ConstantFill", "b", {kClasses})};
+  spec.init_net.ops = {MakeFiller("XavierFill", "w", {kClasses, 8}),
+                       MakeFiller("ConstantFill", "b", {kClasses})};
   spec.net.name = name;
   spec.net.ops = {MakeOperator("FC", {"data", "w", "b"}, {"logits"}),
                   MakeOperator("SoftmaxWithLoss", {"logits", "label"}, {"prob", "loss"})};
