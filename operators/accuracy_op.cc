@@ -22,7 +22,7 @@ AccuracyOp::AccuracyOp(const OperatorDef& def, Workspace* ws, CPUContext* contex
 void AccuracyOp::Run() {
   const Tensor& label = Input(1);
   EnforceScoresAndLabels(def(), Input(0).shape(), label.shape(), label.dtype());
-  const Tensor& scores = PlainView(Input(0), &scores_plain_, context_);
+  const Tensor& scores = scores_plain_.AsPlain(Input(0), context_);
   const int64_t n = scores.dim(0), c = scores.dim(1);
   const int32_t* labels = label.data<int32_t>();
   EnforceLabelsInRange(def(), labels, n, c);

@@ -2,6 +2,7 @@
 
 #include "crossbow/core/operator.h"
 #include "operators/dnnl_utils.h"
+#include "operators/reorder_cache.h"
 
 namespace crossbow {
 
@@ -14,7 +15,7 @@ class AccuracyOp final : public Operator<CPUContext> {
 
  private:
   int64_t top_k_;
-  Tensor scores_plain_;
+  ReorderCache scores_plain_;
 };
 
 }  // namespace crossbow

@@ -59,10 +59,4 @@ void CopyToPlain(const Tensor& src, float* out, CPUContext* ctx) {
   ctx->stream().wait();
 }
 
-const Tensor& PlainView(const Tensor& t, Tensor* scratch, CPUContext* ctx) {
-  if (t.is_plain()) return t;
-  ReorderTo(t, PlainDesc(t.shape()), scratch, ctx);
-  return *scratch;
-}
-
 }  // namespace crossbow::dnnl_utils

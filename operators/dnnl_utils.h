@@ -27,6 +27,7 @@ memory Wrap(const Tensor& t, const memory::desc& md, CPUContext* ctx);
 inline memory Wrap(const Tensor& t, CPUContext* ctx) { return Wrap(t, DescOf(t), ctx); }
 
 // Copies `src` into `dst` laid out as `md` (dst is resized to src's shape).
+// Builds its reorder on every call: for one-off copies; operators use ReorderCache.
 void ReorderTo(const Tensor& src, const memory::desc& md, Tensor* dst, CPUContext* ctx);
 // Row-major copy of any tensor (plain bytes are copied as they are), into nbytes() of memory.
 void CopyToPlain(const Tensor& src, float* out, CPUContext* ctx);
@@ -34,8 +35,5 @@ void CopyToPlain(const Tensor& src, float* out, CPUContext* ctx);
 // Runs `primitive` with `args` on the context's stream and waits for it.
 void Execute(const dnnl::primitive& primitive, const std::unordered_map<int, memory>& args,
              CPUContext* ctx);
-
-// A plain-layout view of `t`: `t` itself when already plain, else reordered into `scratch`.
-const Tensor& PlainView(const Tensor& t, Tensor* scratch, CPUContext* ctx);
 
 }  // namespace crossbow::dnnl_utils

@@ -74,11 +74,7 @@ void DropoutGradientOp::Run() {
   }
   const Tensor& mask = Input(1);
   EnforceInputShape(0, mask.shape());
-  const Tensor* dy = &dy_in;
-  if (DescOf(dy_in) != DescOf(mask)) {
-    ReorderTo(dy_in, DescOf(mask), &dy_scratch_, context_);
-    dy = &dy_scratch_;
-  }
+  const Tensor* dy = &dy_to_mask_layout_.As(dy_in, DescOf(mask), context_);
   dx->ResizeLike(mask);
   const float* grad = dy->data<float>();
   const float* keep = mask.data<float>();

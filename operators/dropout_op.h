@@ -2,6 +2,7 @@
 
 #include "crossbow/core/operator.h"
 #include "operators/dnnl_utils.h"
+#include "operators/reorder_cache.h"
 
 namespace crossbow {
 
@@ -26,7 +27,7 @@ class DropoutGradientOp final : public Operator<CPUContext> {
  private:
   const float ratio_;
   const bool is_test_;
-  Tensor dy_scratch_;  // dY reordered to the mask's layout, when they differ
+  ReorderCache dy_to_mask_layout_;
 };
 
 }  // namespace crossbow

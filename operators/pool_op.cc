@@ -114,11 +114,7 @@ void PoolGradientOp<kKind>::Run() {
     y_shape_ = w.output;
   }
   EnforceOutputShapes(y_shape_);
-  const Tensor* dy = &dy_in;
-  if (kMax && DescOf(dy_in) != y_md) {
-    ReorderTo(dy_in, y_md, &dy_scratch_, context_);
-    dy = &dy_scratch_;
-  }
+  const Tensor* dy = kMax ? &dy_to_y_layout_.As(dy_in, y_md, context_) : &dy_in;
   Tensor* dx = Output(0);
   ResizeTo(dx, x.shape(), dx_md_);
   std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, Wrap(*dy, y_md, context_)},

@@ -2,6 +2,7 @@
 
 #include "crossbow/core/operator.h"
 #include "operators/dnnl_utils.h"
+#include "operators/reorder_cache.h"
 
 namespace crossbow {
 
@@ -46,7 +47,7 @@ class PoolGradientOp final : public Operator<CPUContext> {
   dnnl::pooling_backward::primitive_desc pd_;
   dnnl::pooling_backward primitive_;
   Shape y_shape_;
-  Tensor dy_scratch_;  // dY reordered to Y's layout, when they differ (MaxPool)
+  ReorderCache dy_to_y_layout_;  // MaxPool's workspace indexes Y's layout
 };
 
 using MaxPoolOp = PoolOp<PoolKind::kMax>;

@@ -16,6 +16,13 @@ class ReorderCache {
   // `src` laid out as `md`: `src` itself when it already is, else a copy in `scratch`.
   const Tensor& As(const Tensor& src, const dnnl::memory::desc& md, Tensor* scratch,
                    CPUContext* ctx);
+  // The same, copying into this cache's own scratch.
+  const Tensor& As(const Tensor& src, const dnnl::memory::desc& md, CPUContext* ctx) {
+    return As(src, md, &scratch_, ctx);
+  }
+  const Tensor& AsPlain(const Tensor& src, CPUContext* ctx) {
+    return As(src, dnnl_utils::PlainDesc(src.shape()), ctx);
+  }
   // `src`, read as `from`, as a memory laid out as `to`: src's own bytes, or a copy in this
   // cache's scratch.
   dnnl::memory Convert(const Tensor& src, const dnnl::memory::desc& from,

@@ -65,7 +65,7 @@ void EnforceLabelsInRange(const OperatorDef& def, const int32_t* label, int64_t 
 
 void SoftmaxOp::Run() {
   EnforceMatrix(def(), 0, Input(0).shape());
-  const Tensor& x = PlainView(Input(0), &x_plain_, context_);
+  const Tensor& x = x_plain_.AsPlain(Input(0), context_);
   const int64_t n = x.dim(0), c = x.dim(1);
   Tensor* y = Output(0);
   y->Resize(x.shape());
@@ -77,8 +77,8 @@ void SoftmaxOp::Run() {
 void SoftmaxGradientOp::Run() {
   EnforceMatrix(def(), 0, Input(0).shape());
   EnforceSameShape(def(), 1, Input(1).shape(), 0, Input(0).shape());
-  const Tensor& y = PlainView(Input(0), &y_plain_, context_);
-  const Tensor& dy = PlainView(Input(1), &dy_plain_, context_);
+  const Tensor& y = y_plain_.AsPlain(Input(0), context_);
+  const Tensor& dy = dy_plain_.AsPlain(Input(1), context_);
   const int64_t n = y.dim(0), c = y.dim(1);
   Tensor* dx = Output(0);
   dx->Resize(y.shape());
@@ -96,7 +96,7 @@ void SoftmaxGradientOp::Run() {
 void SoftmaxWithLossOp::Run() {
   const Tensor& label = Input(1);
   EnforceScoresAndLabels(def(), Input(0).shape(), label.shape(), label.dtype());
-  const Tensor& logits = PlainView(Input(0), &logits_plain_, context_);
+  const Tensor& logits = logits_plain_.AsPlain(Input(0), context_);
   const int64_t n = logits.dim(0), c = logits.dim(1);
   const int32_t* labels = label.data<int32_t>();
   EnforceLabelsInRange(def(), labels, n, c);
@@ -119,7 +119,7 @@ void SoftmaxWithLossGradientOp::Run() {
   const Tensor& label = Input(1);
   EnforceScoresAndLabels(def(), Input(0).shape(), label.shape(), label.dtype());
   EnforceScalar(def(), 2, Input(2).shape(), Input(2).dtype());
-  const Tensor& prob = PlainView(Input(0), &prob_plain_, context_);
+  const Tensor& prob = prob_plain_.AsPlain(Input(0), context_);
   const int64_t n = prob.dim(0), c = prob.dim(1);
   const int32_t* labels = label.data<int32_t>();
   EnforceLabelsInRange(def(), labels, n, c);

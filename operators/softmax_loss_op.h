@@ -2,6 +2,7 @@
 
 #include "crossbow/core/operator.h"
 #include "operators/dnnl_utils.h"
+#include "operators/reorder_cache.h"
 
 namespace crossbow {
 
@@ -12,7 +13,7 @@ class SoftmaxOp final : public Operator<CPUContext> {
   void Run() override;
 
  private:
-  Tensor x_plain_;
+  ReorderCache x_plain_;
 };
 
 // dX = Y * (dY - <dY, Y>) per row.
@@ -22,7 +23,7 @@ class SoftmaxGradientOp final : public Operator<CPUContext> {
   void Run() override;
 
  private:
-  Tensor y_plain_, dy_plain_;
+  ReorderCache y_plain_, dy_plain_;
 };
 
 // prob = softmax(logits) per row; loss = mean over rows of -log prob[label].
@@ -32,7 +33,8 @@ class SoftmaxWithLossOp final : public Operator<CPUContext> {
   void Run() override;
 
  private:
-  Tensor logits_plain_, prob_scratch_;
+  ReorderCache logits_plain_;
+  Tensor prob_scratch_;
 };
 
 // dlogits = (prob - onehot(label)) * dloss / N.
@@ -42,7 +44,7 @@ class SoftmaxWithLossGradientOp final : public Operator<CPUContext> {
   void Run() override;
 
  private:
-  Tensor prob_plain_;
+  ReorderCache prob_plain_;
 };
 
 // Throws a ValueError naming `def` unless `label` is int32 of shape [N] for scores [N, C].

@@ -113,11 +113,7 @@ void SpatialBNGradientOp::Run() {
     x_md_ = x_md;
     c_md_ = PlainDesc({x.dim(1)});
   }
-  const Tensor* dy = &Input(4);
-  if (DescOf(*dy) != x_md) {
-    ReorderTo(*dy, x_md, &dy_scratch_, context_);
-    dy = &dy_scratch_;
-  }
+  const Tensor* dy = &dy_to_x_layout_.As(Input(4), x_md, context_);
   Tensor* dx = OutputOr(this, 0, &dx_scratch_);
   Tensor* dscale = OutputOr(this, 1, &dscale_scratch_);
   Tensor* dbias = OutputOr(this, 2, &dbias_scratch_);

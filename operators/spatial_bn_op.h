@@ -2,6 +2,7 @@
 
 #include "crossbow/core/operator.h"
 #include "operators/dnnl_utils.h"
+#include "operators/reorder_cache.h"
 
 namespace crossbow {
 
@@ -33,7 +34,7 @@ class SpatialBNGradientOp final : public Operator<CPUContext> {
   const float epsilon_;
   dnnl::memory::desc x_md_, c_md_;  // c_md_: the [C] statistics and parameters
   dnnl::batch_normalization_backward primitive_;
-  Tensor dy_scratch_;  // dY reordered to X's layout, when they differ
+  ReorderCache dy_to_x_layout_;
   Tensor dx_scratch_, dscale_scratch_, dbias_scratch_;  // for unnamed outputs
 };
 
