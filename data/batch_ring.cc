@@ -1,28 +1,21 @@
 #include "data/batch_ring.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <new>
 
 #include "crossbow/core/enforce.h"
 
 namespace crossbow::data {
 
-BatchMemory AllocateBatchMemory(size_t bytes) {
-  constexpr size_t kAlignment = 64;
-  void* memory = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-  if (memory == nullptr) throw std::bad_alloc();
-  return BatchMemory(memory, std::free);
-}
+BatchMemory AllocateBatchMemory(size_t bytes) { return AllocateHostForTransfer(bytes); }
 
 BatchRing::BatchRing(int slots, int64_t floats_per_slot, int64_t labels_per_slot)
     : slots_(slots), expected_(slots) {
   CROSSBOW_ENFORCE_VALUE(slots > 0, "a batch ring needs at least one slot, got ", slots);
   for (Slot& slot : slots_) {
     memory_.push_back(AllocateBatchMemory(floats_per_slot * sizeof(float)));
-    slot.images = static_cast<float*>(memory_.back().get());
+    slot.images = reinterpret_cast<float*>(memory_.back().get());
     memory_.push_back(AllocateBatchMemory(labels_per_slot * sizeof(int32_t)));
-    slot.labels = static_cast<int32_t*>(memory_.back().get());
+    slot.labels = reinterpret_cast<int32_t*>(memory_.back().get());
   }
   Reset(0);
 }

@@ -8,12 +8,13 @@
 #include <vector>
 
 #include "crossbow/core/batch_source.h"
+#include "crossbow/core/device_backend.h"
 
 namespace crossbow::data {
 
-// Host memory for batch slots. The one place that allocates it, so that the CUDA build can
-// return page-locked memory instead.
-using BatchMemory = std::unique_ptr<void, void (*)(void*)>;
+// Host memory for batch slots: page-locked when a GPU is present, so that a learner's
+// host-to-device copy runs asynchronously on its stream.
+using BatchMemory = std::shared_ptr<uint8_t>;
 BatchMemory AllocateBatchMemory(size_t bytes);
 
 // A fixed ring of reusable batch slots between producers and consumers. Batches carry

@@ -2,9 +2,30 @@
 
 #include <omp.h>
 
+#include <cstring>
+
+#include "crossbow/core/enforce.h"
+
 namespace crossbow {
 
 const char* DeviceName(DeviceType type) { return type == DeviceType::kCPU ? "CPU" : "CUDA"; }
+
+std::string Device::ToString() const {
+  return type == DeviceType::kCPU ? "cpu" : "cuda:" + std::to_string(index);
+}
+
+Device ParseDevice(const std::string& text) {
+  if (text == "cpu") return Device{};
+  if (text == "cuda") return Device{DeviceType::kCUDA, 0};
+  const std::string prefix = "cuda:";
+  if (text.rfind(prefix, 0) == 0 && text.size() > prefix.size() &&
+      text.find_first_not_of("0123456789", prefix.size()) == std::string::npos) {
+    return Device{DeviceType::kCUDA, std::stoi(text.substr(prefix.size()))};
+  }
+  throw ValueError(detail::Concat("unknown device '", text, "'; expected cpu, cuda or cuda:N"));
+}
+
+void ContextBase::Copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 
 CPUContext::CPUContext(uint64_t seed, int num_threads)
     : engine_(dnnl::engine::kind::cpu, 0),

@@ -19,6 +19,13 @@ class ValueError : public Error {
   using Error::Error;
 };
 
+// A device (or the host) ran out of memory. The autotuner backs off when adding a learner
+// raises it.
+class OutOfMemoryError : public Error {
+ public:
+  using Error::Error;
+};
+
 namespace detail {
 template <typename... Args>
 std::string Concat(const Args&... args) {

@@ -6,9 +6,13 @@
 
 namespace crossbow {
 
-Net::Net(const NetDef& def, Workspace* parent, CPUContext* context,
+Net::Net(const NetDef& def, Workspace* parent, ContextBase* context,
          const std::set<std::string>& keep, bool plan_memory)
-    : def_(def), ws_(parent), context_(context), keep_(keep), plan_memory_(plan_memory) {
+    : def_(def),
+      ws_(parent, context->device()),
+      context_(context),
+      keep_(keep),
+      plan_memory_(plan_memory) {
   std::map<std::string, TensorShape> fed;
   shapes_ = InferShapes(def_, [&](const std::string& name) -> const TensorShape* {
     if (!parent->HasTensor(name)) return nullptr;
@@ -22,15 +26,47 @@ Net::Net(const NetDef& def, Workspace* parent, CPUContext* context,
     }
   }
   for (const auto& op : def_.ops) {
-    ops_.push_back(OperatorRegistry::Create(op, &ws_, DeviceType::kCPU, context_));
+    ops_.push_back(OperatorRegistry::Create(op, &ws_, context_));
   }
+}
+
+void Net::RunOps(size_t begin, size_t end) {
+  for (size_t i = begin; i < end; ++i) ops_[i]->Run();
 }
 
 void Net::Run(size_t begin, size_t end) {
   end = std::min(end, ops_.size());
   context_->BindThread();
-  for (size_t i = begin; i < end; ++i) ops_[i]->Run();
-  if (plan_memory_ && !planned_ && end == ops_.size()) PlanAndBind();
+  // Recording needs the buffers to stay put: only once memory is planned (or never will be).
+  if (!capture_ || (plan_memory_ && !planned_)) {
+    RunOps(begin, end);
+    if (plan_memory_ && !planned_ && end == ops_.size()) PlanAndBind();
+    return;
+  }
+  const auto key = std::make_pair(begin, end);
+  auto it = captured_.find(key);
+  if (it == captured_.end()) {
+    bool capturable = true;
+    for (size_t i = begin; i < end; ++i) capturable = capturable && ops_[i]->Capturable();
+    std::unique_ptr<CapturedWork> work;
+    if (capturable) work = context_->Capture([&] { RunOps(begin, end); });
+    it = captured_.emplace(key, std::move(work)).first;
+  }
+  if (it->second) {
+    it->second->Replay();
+  } else {
+    RunOps(begin, end);
+  }
+}
+
+void Net::DisableCapture() {
+  capture_ = false;
+  captured_.clear();
+}
+
+bool Net::replaying(size_t begin, size_t end) const {
+  auto it = captured_.find({begin, std::min(end, ops_.size())});
+  return it != captured_.end() && it->second != nullptr;
 }
 
 void Net::PlanAndBind() {
@@ -39,7 +75,7 @@ void Net::PlanAndBind() {
     if (!keep_.count(name)) bytes[name] = ws_.GetTensor(name)->capacity();
   }
   MemoryPlan plan = PlanMemory(def_.ops, bytes);
-  for (size_t size : plan.buffer_bytes) buffers_.push_back(AllocateAligned(size));
+  for (size_t size : plan.buffer_bytes) buffers_.push_back(AllocateOn(context_->device(), size));
   for (const auto& [blob, buffer] : plan.buffer_of) {
     ws_.GetTensor(blob)->BindStorage(buffers_[buffer], plan.buffer_bytes[buffer]);
   }

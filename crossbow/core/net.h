@@ -20,14 +20,19 @@ struct MemoryStats {
 // when the net is compiled (parameters, inputs, optimiser state) are read and written there;
 // every other blob is the net's own, in a child workspace. After the first run, the net's own
 // blobs move into shared buffers chosen by liveness (except those in `keep`, which callers
-// fetch), and later runs allocate nothing.
+// fetch), and later runs allocate nothing. On a context that can record its work (CUDA), each
+// slice [begin, end) that has run once with planned memory is recorded on its next run and
+// replayed from then on.
 class Net {
  public:
-  Net(const NetDef& def, Workspace* parent, CPUContext* context,
+  Net(const NetDef& def, Workspace* parent, ContextBase* context,
       const std::set<std::string>& keep = {}, bool plan_memory = true);
 
   // Runs operators [begin, end); a whole iteration may be run in several slices.
   void Run(size_t begin = 0, size_t end = static_cast<size_t>(-1));
+  // Stops recording and replaying: every later run issues its operators one by one.
+  void DisableCapture();
+  bool replaying(size_t begin, size_t end) const;
   size_t size() const { return ops_.size(); }
   Tensor* Blob(const std::string& name) { return ws_.GetTensor(name); }
   const NetDef& def() const { return def_; }
@@ -36,16 +41,20 @@ class Net {
 
  private:
   void PlanAndBind();
+  void RunOps(size_t begin, size_t end);
 
   NetDef def_;
   Workspace ws_;
-  CPUContext* context_;
+  ContextBase* context_;
   std::set<std::string> keep_;
   bool plan_memory_;
   bool planned_ = false;
   std::map<std::string, TensorShape> shapes_;
   std::vector<std::unique_ptr<OperatorBase>> ops_;
   std::vector<std::shared_ptr<uint8_t>> buffers_;
+  bool capture_ = true;
+  // Per slice: its recording, or nullptr when it cannot be recorded.
+  std::map<std::pair<size_t, size_t>, std::unique_ptr<CapturedWork>> captured_;
   MemoryStats stats_;
 };
 

@@ -1,6 +1,7 @@
 #include "crossbow/core/operator.h"
 
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace crossbow {
@@ -46,8 +47,17 @@ bool OperatorRegistry::Has(DeviceType device, const std::string& type) {
   return Creators().count(Key(device, type, "")) > 0;
 }
 
+std::vector<std::string> OperatorRegistry::Types(DeviceType device) {
+  std::set<std::string> types;
+  for (const auto& [key, creator] : Creators()) {
+    if (std::get<0>(key) == device) types.insert(std::get<1>(key));
+  }
+  return {types.begin(), types.end()};
+}
+
 std::unique_ptr<OperatorBase> OperatorRegistry::Create(const OperatorDef& def, Workspace* ws,
-                                                       DeviceType device, void* context) {
+                                                       ContextBase* context) {
+  const DeviceType device = context->device().type;
   const OpSchema* schema = SchemaRegistry::Find(def.type);
   if (schema == nullptr) SchemaRegistry::FailUnknown(def.type);
   schema->Verify(def);

@@ -22,6 +22,9 @@ class OperatorBase {
   OperatorBase& operator=(const OperatorBase&) = delete;
 
   virtual void Run() = 0;
+  // Whether a run may be recorded once and replayed (CUDA graphs): false for an operator whose
+  // run reads device data on the host, synchronises or allocates after its first run.
+  virtual bool Capturable() const { return true; }
 
   const OperatorDef& def() const { return def_; }
   int InputSize() const { return static_cast<int>(inputs_.size()); }
@@ -54,17 +57,20 @@ class Operator : public OperatorBase {
   Context* context_;
 };
 
-using OperatorCreator =
-    std::function<std::unique_ptr<OperatorBase>(const OperatorDef&, Workspace*, void* context)>;
+using OperatorCreator = std::function<std::unique_ptr<OperatorBase>(const OperatorDef&, Workspace*,
+                                                                    ContextBase* context)>;
 
 class OperatorRegistry {
  public:
   static bool Register(DeviceType device, const std::string& type, const std::string& engine,
                        OperatorCreator creator);
-  // Tries def.engine first, then the default engine; unknown types get a did-you-mean.
+  // On the context's device: def.engine first, then the default engine; unknown types get a
+  // did-you-mean.
   static std::unique_ptr<OperatorBase> Create(const OperatorDef& def, Workspace* ws,
-                                              DeviceType device, void* context);
+                                              ContextBase* context);
   static bool Has(DeviceType device, const std::string& type);
+  // The operator types with a kernel for `device`, sorted.
+  static std::vector<std::string> Types(DeviceType device);
 };
 
 // ---- gradients -------------------------------------------------------------------
@@ -105,19 +111,21 @@ class GradientRegistry {
 }  // namespace crossbow
 
 // Use at namespace crossbow scope. Fails to link unless OPERATOR_SCHEMA(name) exists.
-#define REGISTER_OPERATOR_ENGINE(name, device, engine, ...)                      \
-  extern int crossbow_schema_defined_##name;                                     \
-  static const bool CROSSBOW_CONCAT(registered_##name##_, __LINE__) =            \
-      (crossbow_schema_defined_##name = 1,                                       \
-       ::crossbow::OperatorRegistry::Register(                                   \
-           device, #name, engine,                                                \
-           [](const ::crossbow::OperatorDef& def, ::crossbow::Workspace* ws,     \
-              void* ctx) -> std::unique_ptr<::crossbow::OperatorBase> {          \
-             return std::make_unique<__VA_ARGS__>(                               \
-                 def, ws, static_cast<typename __VA_ARGS__::ContextType*>(ctx)); \
+#define REGISTER_OPERATOR_ENGINE(name, device, engine, ...)                                \
+  extern int crossbow_schema_defined_##name;                                               \
+  static const bool CROSSBOW_CONCAT(registered_##name##_, __LINE__) =                      \
+      (crossbow_schema_defined_##name = 1,                                                 \
+       ::crossbow::OperatorRegistry::Register(                                             \
+           device, #name, engine,                                                          \
+           [](const ::crossbow::OperatorDef& def, ::crossbow::Workspace* ws,               \
+              ::crossbow::ContextBase* ctx) -> std::unique_ptr<::crossbow::OperatorBase> { \
+             return std::make_unique<__VA_ARGS__>(                                         \
+                 def, ws, static_cast<typename __VA_ARGS__::ContextType*>(ctx));           \
            }))
 #define REGISTER_CPU_OPERATOR(name, ...) \
   REGISTER_OPERATOR_ENGINE(name, ::crossbow::DeviceType::kCPU, "", __VA_ARGS__)
+#define REGISTER_CUDA_OPERATOR(name, ...) \
+  REGISTER_OPERATOR_ENGINE(name, ::crossbow::DeviceType::kCUDA, "", __VA_ARGS__)
 
 #define REGISTER_GRADIENT(name, maker)                              \
   static const bool CROSSBOW_CONCAT(gradient_##name##_, __LINE__) = \

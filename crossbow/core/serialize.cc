@@ -94,7 +94,11 @@ void SaveTensors(const std::string& path,
     Put<uint32_t>(&out, static_cast<uint32_t>(t->ndim()));
     for (int64_t d : t->shape()) Put<int64_t>(&out, d);
     Put<uint64_t>(&out, t->nbytes());
-    out.append(static_cast<const char*>(t->raw_data()), t->nbytes());
+    if (t->is_cpu()) {
+      out.append(static_cast<const char*>(t->raw_data()), t->nbytes());
+    } else {
+      out.append(static_cast<const char*>(ToHost(*t).raw_data()), t->nbytes());
+    }
   }
   Put<uint32_t>(&out, Crc(out, out.size()));
   WriteFileAtomically(path, out);

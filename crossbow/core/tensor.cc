@@ -66,14 +66,6 @@ std::string ShapeString(const Shape& shape) {
   return out.str();
 }
 
-std::shared_ptr<uint8_t> AllocateAligned(size_t bytes) {
-  constexpr size_t kAlign = 64;
-  size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-  void* ptr = std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded);
-  CROSSBOW_ENFORCE(ptr != nullptr, "out of host memory allocating ", bytes, " bytes");
-  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(ptr), [](uint8_t* p) { std::free(p); });
-}
-
 int64_t Tensor::dim(int i) const {
   CROSSBOW_ENFORCE(i >= 0 && i < ndim(), "dimension ", i, " out of range for shape ",
                    ShapeString(shape_));
@@ -113,6 +105,8 @@ DataType FromDnnl(dnnl::memory::data_type type) {
 }  // namespace
 
 void Tensor::ResizeBlocked(const Shape& shape, const dnnl::memory::desc& layout) {
+  CROSSBOW_ENFORCE(is_cpu(), "blocked layouts exist on the CPU only; tensor is on ",
+                   device_.ToString());
   shape_ = shape;
   dtype_ = FromDnnl(layout.data_type());
   blocked_ = true;
@@ -121,7 +115,7 @@ void Tensor::ResizeBlocked(const Shape& shape, const dnnl::memory::desc& layout)
 }
 
 void Tensor::ResizeLike(const Tensor& other) {
-  if (other.blocked_) {
+  if (other.blocked_ && is_cpu()) {
     ResizeBlocked(other.shape_, other.layout_);
   } else {
     Resize(other.shape_, other.dtype_);
@@ -138,7 +132,7 @@ void Tensor::Reserve(size_t bytes) {
   if (storage_ && bytes <= capacity_) return;
   CROSSBOW_ENFORCE(!bound_, "tensor of shape ", ShapeString(shape_), " needs ", bytes,
                    " bytes but its planned buffer holds ", capacity_);
-  storage_ = AllocateAligned(bytes);
+  storage_ = AllocateOn(device_, bytes);
   capacity_ = bytes;
 }
 
@@ -147,9 +141,24 @@ void Tensor::CheckType(DataType expected) const {
                          " but was read as ", DataTypeName(expected));
 }
 
+void CopyTensor(const Tensor& src, Tensor* dst) {
+  CROSSBOW_ENFORCE(src.is_plain() || dst->is_cpu(), "a blocked ", src.DebugString(),
+                   " cannot be copied to ", dst->device().ToString(),
+                   "; reorder it to plain first");
+  dst->ResizeLike(src);
+  CopyBytes(dst->raw_data(), dst->device(), src.raw_data(), src.device(), src.nbytes());
+}
+
+Tensor ToHost(const Tensor& t) {
+  Tensor host;
+  CopyTensor(t, &host);
+  return host;
+}
+
 std::string Tensor::DebugString() const {
   std::ostringstream out;
   out << DataTypeName(dtype_) << ShapeString(shape_) << (blocked_ ? " blocked" : "");
+  if (!is_cpu()) out << " on " << device_.ToString();
   return out.str();
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "crossbow/core/device_backend.h"
 #include "crossbow/core/enforce.h"
 
 namespace crossbow {
@@ -37,10 +38,16 @@ std::string ShapeString(const Shape& shape);
 // Storage is either owned (grown on demand) or bound to a slice of a buffer that the
 // memory planner shares between tensors whose lifetimes do not overlap; a bound tensor
 // never grows past its slice.
+//
+// A tensor's device (the CPU unless given) is fixed when it is made; blocked layouts exist on
+// the CPU only. data() on a GPU tensor is a device pointer, for kernels.
 class Tensor {
  public:
   Tensor() = default;
-  Tensor(const Shape& shape, DataType dtype) { Resize(shape, dtype); }
+  explicit Tensor(Device device) : device_(device) {}
+  Tensor(const Shape& shape, DataType dtype, Device device = Device{}) : device_(device) {
+    Resize(shape, dtype);
+  }
 
   // Sets a plain layout of this shape; keeps the bytes if they fit.
   void Resize(const Shape& shape, DataType dtype = DataType::kFloat32);
@@ -53,6 +60,8 @@ class Tensor {
   void BindStorage(std::shared_ptr<uint8_t> buffer, size_t capacity);
   bool is_bound() const { return bound_; }
 
+  Device device() const { return device_; }
+  bool is_cpu() const { return device_.type == DeviceType::kCPU; }
   const Shape& shape() const { return shape_; }
   int ndim() const { return static_cast<int>(shape_.size()); }
   int64_t dim(int i) const;
@@ -83,6 +92,7 @@ class Tensor {
   void Reserve(size_t bytes);
   void CheckType(DataType expected) const;
 
+  Device device_;
   Shape shape_;
   DataType dtype_ = DataType::kFloat32;
   bool blocked_ = false;
@@ -92,7 +102,10 @@ class Tensor {
   bool bound_ = false;
 };
 
-// 64-byte aligned allocation for CPU tensors and planned buffers.
-std::shared_ptr<uint8_t> AllocateAligned(size_t bytes);
+// dst takes src's shape, dtype and layout (plain unless both are on the CPU) and a copy of its
+// bytes, whatever the two tensors' devices.
+void CopyTensor(const Tensor& src, Tensor* dst);
+// A CPU copy of t, from any device.
+Tensor ToHost(const Tensor& t);
 
 }  // namespace crossbow

@@ -17,7 +17,7 @@ Tensor* Workspace::CreateTensor(const std::string& name) {
 
 Tensor* Workspace::CreateLocalTensor(const std::string& name) {
   auto& slot = tensors_[name];
-  if (!slot) slot = std::make_unique<Tensor>();
+  if (!slot) slot = std::make_unique<Tensor>(device_);
   return slot.get();
 }
 

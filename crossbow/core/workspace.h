@@ -11,10 +11,13 @@ namespace crossbow {
 
 // Name -> tensor. Every learner owns one; pointers stay valid for its lifetime.
 // A child workspace (one per compiled net) holds that net's intermediate blobs and sees
-// its parent's blobs (parameters, inputs) through lookups.
+// its parent's blobs (parameters, inputs) through lookups. Tensors made here live on the
+// workspace's device.
 class Workspace {
  public:
-  explicit Workspace(Workspace* parent = nullptr) : parent_(parent) {}
+  explicit Workspace(Workspace* parent = nullptr, Device device = Device{})
+      : parent_(parent), device_(device) {}
+  Device device() const { return device_; }
   // Returns the existing tensor (here or in the parent) if present, else makes one here.
   Tensor* CreateTensor(const std::string& name);
   Tensor* CreateLocalTensor(const std::string& name);
@@ -27,6 +30,7 @@ class Workspace {
  private:
   Tensor* Find(const std::string& name);
   Workspace* parent_;
+  Device device_;
   std::unordered_map<std::string, std::unique_ptr<Tensor>> tensors_;
 };
 

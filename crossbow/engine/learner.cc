@@ -43,19 +43,22 @@ NetDef InferenceNet(const NetDef& net, bool with_loss) {
 
 }  // namespace
 
-Learner::Learner(LearnerSpec spec) : spec_(std::move(spec)), context_(spec_.seed, spec_.threads) {
+Learner::Learner(LearnerSpec spec)
+    : spec_(std::move(spec)),
+      context_(MakeContext(spec_.device, spec_.seed, spec_.threads)),
+      root_(nullptr, spec_.device) {
   CROSSBOW_ENFORCE_VALUE(spec_.input_shape.size() == 3, "learner '", spec_.name,
                          "': input_shape must be [C, H, W], got ", ShapeString(spec_.input_shape));
   for (const auto& op : spec_.init_net.ops) {
     for (const auto& out : op.outputs) root_.CreateTensor(out);
   }
-  Net(spec_.init_net, &root_, &context_, {}, /*plan_memory=*/false).Run();
+  Net(spec_.init_net, &root_, context_.get(), {}, /*plan_memory=*/false).Run();
   for (const auto& param : spec_.params) {
     const Tensor* p = root_.GetTensor(param);
     CROSSBOW_ENFORCE_VALUE(p->defined(), "parameter '", param, "' is not created by the init net");
-    Tensor* v = root_.CreateTensor(MomentumOf(param));
-    v->Resize(p->shape());
-    std::fill_n(v->mutable_data<float>(), v->numel(), 0.f);
+    Tensor zeros(p->shape(), DataType::kFloat32);
+    std::fill_n(zeros.mutable_data<float>(), zeros.numel(), 0.f);
+    CopyTensor(zeros, root_.CreateTensor(MomentumOf(param)));
   }
   root_.CreateTensor(kLearningRate)->Resize({1});
   SetLearningRate(static_cast<float>(spec_.solver.lr));
@@ -102,14 +105,23 @@ void Learner::Feed(const float* images, const Shape& shape, const int32_t* label
                          spec_.name, "': input '", spec_.input, "' must have shape [N, ",
                          spec_.input_shape[0], ", ", spec_.input_shape[1], ", ",
                          spec_.input_shape[2], "] with N > 0, got ", ShapeString(shape));
+  context_->BindThread();
   Tensor* data = root_.GetTensor(spec_.input);
   data->Resize(shape);
-  std::memcpy(data->mutable_data<float>(), images, data->nbytes());
+  context_->Copy(data->raw_data(), images, data->nbytes());
   if (labels != nullptr) {
     Tensor* label = root_.GetTensor(spec_.label);
     label->Resize({shape[0]}, DataType::kInt32);
-    std::memcpy(label->mutable_data<int32_t>(), labels, label->nbytes());
+    context_->Copy(label->raw_data(), labels, label->nbytes());
   }
+}
+
+// Waits for the learner's work: the host's batch memory is free to reuse after this.
+float Learner::ReadFloat(const Tensor& t) {
+  float value = 0;
+  context_->Copy(&value, t.raw_data(), sizeof(float));
+  context_->Synchronize();
+  return value;
 }
 
 Learner::TrainPlan& Learner::TrainPlanFor(int64_t batch) {
@@ -117,7 +129,7 @@ Learner::TrainPlan& Learner::TrainPlanFor(int64_t batch) {
   if (!plan.net) {
     std::set<std::string> keep(spec_.accuracy.begin(), spec_.accuracy.end());
     keep.insert({spec_.loss, spec_.output});
-    plan.net = std::make_unique<Net>(train_def_, &root_, &context_, keep);
+    plan.net = std::make_unique<Net>(train_def_, &root_, context_.get(), keep);
     plan.update_begin = update_begin_;
   }
   last_batch_ = batch;
@@ -131,7 +143,7 @@ Net& Learner::InferencePlanFor(int64_t batch, bool with_loss) {
     if (with_loss) keep.insert(spec_.loss);
     NetDef def = Prune(InferenceNet(spec_.net, with_loss), keep);
     def.name = spec_.name + "_inference";
-    net = std::make_unique<Net>(def, &root_, &context_, keep);
+    net = std::make_unique<Net>(def, &root_, context_.get(), keep);
   }
   return *net;
 }
@@ -148,7 +160,7 @@ float Learner::ForwardBackward(const float* images, const Shape& shape, const in
   Feed(images, shape, labels);
   TrainPlan& plan = TrainPlanFor(shape[0]);
   plan.net->Run(0, plan.update_begin);
-  return *plan.net->Blob(spec_.loss)->data<float>();
+  return ReadFloat(*plan.net->Blob(spec_.loss));
 }
 
 void Learner::Update() {
@@ -179,12 +191,14 @@ EvalResult Learner::Evaluate(const float* images, const Shape& shape, const int3
   Feed(images, shape, labels);
   Net& net = InferencePlanFor(shape[0], true);
   net.Run();
-  const Tensor& prob = *net.Blob(spec_.output);
-  CROSSBOW_ENFORCE(prob.is_plain() && prob.ndim() == 2, "output '", spec_.output,
-                   "' must be a plain [N, classes] tensor, got ", prob.DebugString());
-  const int64_t n = prob.dim(0), classes = prob.dim(1);
+  const Tensor& output = *net.Blob(spec_.output);
+  CROSSBOW_ENFORCE(output.is_plain() && output.ndim() == 2, "output '", spec_.output,
+                   "' must be a plain [N, classes] tensor, got ", output.DebugString());
   EvalResult result;
-  result.loss = *net.Blob(spec_.loss)->data<float>();
+  result.loss = ReadFloat(*net.Blob(spec_.loss));
+  const Tensor host = output.is_cpu() ? Tensor() : ToHost(output);
+  const Tensor& prob = output.is_cpu() ? output : host;
+  const int64_t n = prob.dim(0), classes = prob.dim(1);
   for (int64_t i = 0; i < n; ++i) {
     const float* row = prob.data<float>() + i * classes;
     const float truth = row[labels[i]];
@@ -198,7 +212,9 @@ EvalResult Learner::Evaluate(const float* images, const Shape& shape, const int3
 }
 
 void Learner::SetLearningRate(float lr) {
-  *root_.GetTensor(kLearningRate)->mutable_data<float>() = lr;
+  context_->BindThread();
+  context_->Copy(root_.GetTensor(kLearningRate)->raw_data(), &lr, sizeof(float));
+  context_->Synchronize();
 }
 
 void Learner::Save(const std::string& path) {
@@ -222,11 +238,9 @@ void Learner::Load(const std::string& path) {
                              spec_.name, "' expects ", ShapeString(mine->shape()));
     }
   }
+  context_->BindThread();
   for (const auto& names : {spec_.params, spec_.state}) {
-    for (const auto& name : names) {
-      std::memcpy(root_.GetTensor(name)->raw_data(), loaded[name].raw_data(),
-                  loaded[name].nbytes());
-    }
+    for (const auto& name : names) CopyTensor(loaded[name], root_.GetTensor(name));
   }
 }
 

@@ -17,7 +17,9 @@ struct EvalResult {
 
 // One model replica on one context: its own parameters, momentum and workspace, a training
 // plan (forward, autodiff backward, momentum-SGD update) and an inference plan, each
-// compiled once per batch size. Everything runs on the calling thread.
+// compiled once per batch size. Everything runs on the calling thread, on the spec's device:
+// host batches are copied in on the learner's context (its stream on a GPU), and the values
+// returned to the host (loss, probabilities, evaluation) are copied back.
 class Learner {
  public:
   explicit Learner(LearnerSpec spec);
@@ -30,15 +32,16 @@ class Learner {
   // returns the loss, finite or not; Update applies the momentum-SGD step to those gradients.
   float ForwardBackward(const float* images, const Shape& shape, const int32_t* labels);
   void Update();
-  // Valid between ForwardBackward and Update: plain, the parameter's shape.
+  // Valid between ForwardBackward and Update: plain, the parameter's shape, on the device.
   Tensor* Gradient(const std::string& param);
-  // The spec's output blob (class probabilities), in inference mode.
+  // The spec's output blob (class probabilities), in inference mode, on the device.
   const Tensor& Predict(const float* images, const Shape& shape);
   EvalResult Evaluate(const float* images, const Shape& shape, const int32_t* labels);
 
   Tensor* Blob(const std::string& name) { return root_.GetTensor(name); }
   const LearnerSpec& spec() const { return spec_; }
-  CPUContext* context() { return &context_; }
+  ContextBase* context() { return context_.get(); }
+  Device device() const { return spec_.device; }
   void SetLearningRate(float lr);
   int64_t iteration() const { return iteration_; }
   void Save(const std::string& path);
@@ -56,8 +59,10 @@ class Learner {
   TrainPlan& TrainPlanFor(int64_t batch);
   Net& InferencePlanFor(int64_t batch, bool with_loss);
 
+  float ReadFloat(const Tensor& t);
+
   LearnerSpec spec_;
-  CPUContext context_;
+  std::unique_ptr<ContextBase> context_;
   Workspace root_;
   NetDef train_def_;
   size_t update_begin_ = 0;

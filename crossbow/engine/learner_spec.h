@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "crossbow/core/context.h"
 #include "crossbow/core/net_def.h"
 #include "crossbow/core/tensor.h"
 
@@ -26,7 +27,8 @@ struct LearnerSpec {
   std::vector<std::string> accuracy, params, state;
   SolverConfig solver;
   uint64_t seed = 0;
-  int threads = 1;
+  int threads = 1;  // CPU threads of the learner's kernels
+  Device device;    // where the learner runs: the CPU or one GPU
 
   static LearnerSpec FromJson(const std::string& json);
 };

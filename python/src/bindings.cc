@@ -33,14 +33,17 @@ const T* Checked(const py::array& a, const char* what, const char* dtype) {
   return static_cast<const T*>(a.data());
 }
 
-py::array ToNumpy(const Tensor& t, CPUContext* ctx) {
+py::array ToNumpy(const Tensor& t) {
   const bool is_int = t.dtype() == DataType::kInt32;
   py::array out =
       is_int ? py::array(py::array_t<int32_t>(t.shape())) : py::array_t<float>(t.shape());
-  if (is_int) {
+  if (!t.is_cpu()) {
+    CopyBytes(out.mutable_data(), Device{}, t.raw_data(), t.device(), t.nbytes());
+  } else if (is_int) {
     std::memcpy(out.mutable_data(), t.raw_data(), t.nbytes());
   } else {
-    dnnl_utils::CopyToPlain(t, static_cast<float*>(out.mutable_data()), ctx);
+    thread_local CPUContext reorders;  // blocked CPU layouts -> numpy's row-major
+    dnnl_utils::CopyToPlain(t, static_cast<float*>(out.mutable_data()), &reorders);
   }
   return out;
 }
@@ -119,7 +122,7 @@ PYBIND11_MODULE(_C, m) {
                py::gil_scoped_release release;
                out = &self.Predict(images, shape);
              }
-             return ToNumpy(*out, self.context());
+             return ToNumpy(*out);
            })
       .def("evaluate",
            [](Learner& self, const py::array& data, const py::array& labels) {
@@ -134,8 +137,7 @@ PYBIND11_MODULE(_C, m) {
              }
              return py::make_tuple(r.loss, r.top1, r.top5);
            })
-      .def("get", [](Learner& self,
-                     const std::string& name) { return ToNumpy(*self.Blob(name), self.context()); })
+      .def("get", [](Learner& self, const std::string& name) { return ToNumpy(*self.Blob(name)); })
       .def("set",
            [](Learner& self, const std::string& name, const py::array& value) {
              const float* src = Checked<float>(value, name.c_str(), "float32");

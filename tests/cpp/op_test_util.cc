@@ -39,7 +39,7 @@ void OpHarness::Run(const OperatorDef& op) {
   }
   // One instance per distinct def, so that repeated runs reuse cached primitives.
   auto& slot = cache_[SerializeOperator(op)];
-  if (!slot) slot = OperatorRegistry::Create(op, &ws_, DeviceType::kCPU, &context_);
+  if (!slot) slot = OperatorRegistry::Create(op, &ws_, &context_);
   slot->Run();
 }
 

@@ -11,7 +11,7 @@ TEST(Registry, UnknownOperatorSuggestsTheNearestName) {
   CPUContext context;
   ws.CreateTensor("x")->Resize({2});
   try {
-    OperatorRegistry::Create(MakeOperator("Rleu", {"x"}, {"y"}), &ws, DeviceType::kCPU, &context);
+    OperatorRegistry::Create(MakeOperator("Rleu", {"x"}, {"y"}), &ws, &context);
     FAIL() << "no exception";
   } catch (const ValueError& e) {
     EXPECT_STREQ(e.what(), "unknown operator 'Rleu'; did you mean 'Relu'?");
@@ -25,7 +25,7 @@ TEST(Registry, WrongNumberOfInputsNamesTheOperator) {
   OperatorDef op = MakeOperator("Relu", {"x", "x"}, {"y"});
   op.name = "relu7";
   try {
-    OperatorRegistry::Create(op, &ws, DeviceType::kCPU, &context);
+    OperatorRegistry::Create(op, &ws, &context);
     FAIL() << "no exception";
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("Relu 'relu7' takes 1 inputs but was given 2"),
