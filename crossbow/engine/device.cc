@@ -81,13 +81,18 @@ std::vector<DeviceLayout> ParseDevices(const std::string& spec) {
     if (item == "cpu") {
       CROSSBOW_ENFORCE_VALUE(spec == "cpu", "devices '", spec,
                              "': 'cpu' (all cores) cannot be combined with other devices");
-      devices.push_back({AvailableCores()});
+      devices.push_back({Device{}, AvailableCores()});
       break;
     }
+    if (item.rfind("cuda", 0) == 0) {
+      // A GPU's learner threads only issue work: they share the process's cores.
+      devices.push_back({ParseDevice(item), AvailableCores()});
+      continue;
+    }
     CROSSBOW_ENFORCE_VALUE(item.rfind("cpu:", 0) == 0, "devices '", spec, "': unknown device '",
-                           item, "'; expected 'cpu' or 'cpu:FIRST-LAST' groups such as ",
-                           "'cpu:0-1,cpu:2-3'");
-    DeviceLayout device{ParseCoreRange(item)};
+                           item, "'; expected 'cpu', 'cpu:FIRST-LAST' groups such as ",
+                           "'cpu:0-1,cpu:2-3', or GPUs such as 'cuda:0,cuda:1'");
+    DeviceLayout device{Device{}, ParseCoreRange(item)};
     for (int c : device.cores) {
       CROSSBOW_ENFORCE_VALUE(used.insert(c).second, "devices '", spec, "': core ", c,
                              " belongs to more than one device");

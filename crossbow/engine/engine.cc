@@ -242,6 +242,9 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
   const bool skip = !std::isfinite(slot.loss);
   CROSSBOW_ENFORCE(!skip || options_.skip_nan, "loss is ", slot.loss, " at iteration ", t,
                    "; the update was skipped");
+  // The sync thread reads every contribution of iteration t-1 until it has applied it; z then
+  // includes every iteration before t.
+  WaitFor([&] { return device.synced >= t; });
   float* c = slot.contribution.data();
   for (const auto& e : layout_.state()) {
     std::copy_n(Floats(l, e.name), e.numel, c + e.offset);
@@ -253,7 +256,6 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
     return;
   }
   if (options_.sync == SyncMode::kSMA) {
-    WaitFor([&] { return device.synced >= t; });  // z includes iterations before t
     for (size_t i = 0; i < params.size(); ++i) {
       sma::Correction(Floats(l, params[i].name), device.z[i].data<float>(),
                       static_cast<float>(options_.alpha), c + params[i].offset, params[i].numel);

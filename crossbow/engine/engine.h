@@ -14,11 +14,15 @@ namespace crossbow {
 enum class SyncMode { kSMA, kSSGD, kSGD };
 SyncMode ParseSyncMode(const std::string& name);  // "sma" | "ssgd" | "sgd"
 
-// One CPU device: a set of cores that its learners are pinned to.
+// One device of the engine: a set of cores that its learners are pinned to, or a GPU (whose
+// learner threads share the process's cores). Several devices may name the same GPU: each is
+// a group of learners with its own average model, synchronised as separate devices are.
 struct DeviceLayout {
+  Device device;
   std::vector<int> cores;
 };
-// "cpu" (all cores, one device) or "cpu:0-1,cpu:2-3" (one device per group).
+// "cpu" (all cores, one device), "cpu:0-1,cpu:2-3" (one device per group) or
+// "cuda:0,cuda:1" (one device per GPU; "cuda:0,cuda:0" is two devices on one GPU).
 std::vector<DeviceLayout> ParseDevices(const std::string& spec);
 
 struct EngineOptions {
