@@ -29,8 +29,33 @@ def _train(args):
     from crossbow import trainer
     result = trainer.Trainer(args.net, args.train_db, args.test_db,
                              **trainer.options_from(args)).fit()
-    print(trainer.describe(result))
+    if _rank() == 0:
+        print(trainer.describe(result))
     return 130 if result["stop_reason"].startswith("signal") else 0
+
+
+def _rank():
+    """This process's rank when mpirun started it, else 0 (MPI itself starts in C++, lazily)."""
+    import os
+    return int(os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("PMI_RANK", "0")) or 0)
+
+
+def _under_mpirun():
+    import os
+    return any(int(os.environ.get(v, "1") or 1) > 1
+               for v in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"))
+
+
+def _end_world(code):
+    """Leaves the MPI job: finalises after a clean stop, aborts every rank after a failure, so
+    that none is left waiting for this one."""
+    try:
+        from crossbow import _native
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _native.load().end_world(0 if code in (0, 130) else code)
+    except ImportError:
+        pass
 
 
 def _eval(args):
@@ -90,11 +115,17 @@ def parser():
 
 def main(argv=None):
     args = parser().parse_args(argv)
+    code = 1
     try:
-        return args.run(args)
+        code = args.run(args)
+        return code
     except (ImportError, ValueError, RuntimeError, OSError, TypeError) as e:
-        print(f"crossbow {args.command}: {e}", file=sys.stderr)
+        where = f" (rank {_rank()})" if _under_mpirun() else ""
+        print(f"crossbow {args.command}{where}: {e}", file=sys.stderr, flush=True)
         return 1
+    finally:
+        if _under_mpirun():
+            _end_world(code)
 
 
 if __name__ == "__main__":
