@@ -1,20 +1,23 @@
 #include "crossbow/engine/trainer_ranks.h"
 
+#include <charconv>
 #include <functional>
-#include <sstream>
 
 #include "crossbow/core/serialize.h"
 
 namespace crossbow {
 namespace {
 
-template <typename T>
-std::string Text(const T& value) {
-  std::ostringstream out;
-  out.precision(17);
-  out << value;
-  return out.str();
+// Shortest text that reads back as the same number, so that equal settings compare equal.
+std::string Text(double value) {
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof(text), value).ptr;
+  return std::string(text, end);
 }
+std::string Text(int64_t value) { return std::to_string(value); }
+std::string Text(int value) { return std::to_string(value); }
+std::string Text(uint64_t value) { return std::to_string(value); }
+std::string Text(bool value) { return value ? "true" : "false"; }
 
 std::string Join(const std::vector<double>& values) {
   std::string out;
@@ -54,9 +57,11 @@ RankSettings TrainerSettings(const LearnerSpec& spec, const EngineOptions& e,
       {"batch size", Text(train.batch_size())},
       {"training records", Text(train.EpochSize())},
       {"test records", test ? Text(test->EpochSize()) : "none"},
-      {"lr", Text(lr.base_lr) + " " + lr.policy + " gamma " + Text(lr.gamma) + " power " +
-                 Text(lr.power) + " step " + Text(lr.step_size) + " steps " + Join(lr.steps) +
-                 " warmup " + Text(lr.warmup) + " from " + Text(lr.warmup_start)},
+      {"lr", Text(lr.base_lr)},
+      {"lr policy", lr.policy + " gamma " + Text(lr.gamma) + " power " + Text(lr.power) +
+                        " step " + Text(lr.step_size) + " steps " + Join(lr.steps) + " max " +
+                        Text(lr.max) + " warmup " + Text(lr.warmup) + " from " +
+                        Text(lr.warmup_start)},
       {"stop", "epochs " + Text(o.epochs) + " iterations " + Text(o.iterations) + " time " +
                    Text(o.time_limit_s) + " accuracy " + Text(o.target_accuracy)},
       {"eval every", Text(o.eval_every)},

@@ -29,21 +29,10 @@ def _train(args):
     from crossbow import trainer
     result = trainer.Trainer(args.net, args.train_db, args.test_db,
                              **trainer.options_from(args)).fit()
-    if _rank() == 0:
+    from crossbow import world
+    if world.rank() == 0:
         print(trainer.describe(result))
     return 130 if result["stop_reason"].startswith("signal") else 0
-
-
-def _rank():
-    """This process's rank when mpirun started it, else 0 (MPI itself starts in C++, lazily)."""
-    import os
-    return int(os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("PMI_RANK", "0")) or 0)
-
-
-def _under_mpirun():
-    import os
-    return any(int(os.environ.get(v, "1") or 1) > 1
-               for v in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"))
 
 
 def _end_world(code):
@@ -114,17 +103,18 @@ def parser():
 
 
 def main(argv=None):
+    from crossbow import world
     args = parser().parse_args(argv)
     code = 1
     try:
         code = args.run(args)
         return code
     except (ImportError, ValueError, RuntimeError, OSError, TypeError) as e:
-        where = f" (rank {_rank()})" if _under_mpirun() else ""
+        where = f" (rank {world.rank()})" if world.under_mpirun() else ""
         print(f"crossbow {args.command}{where}: {e}", file=sys.stderr, flush=True)
         return 1
     finally:
-        if _under_mpirun():
+        if world.under_mpirun():
             _end_world(code)
 
 

@@ -10,7 +10,7 @@ come from OPTIONS. Options are checked before anything is built or read.
 import json
 import os
 
-from crossbow import _native
+from crossbow import _native, world
 
 # name: (default, type, help). The command line adds --name-with-dashes for each.
 OPTIONS = {
@@ -101,8 +101,14 @@ class Trainer:
         self.options.update(options)
         _check(self.options)
         self.builder = _builder(net, self.options["num_classes"])
-        _check_db("train_db", train_db)
-        _check_db("test_db", test_db)
+        self._data_error = None
+        try:
+            _check_db("train_db", train_db)
+            _check_db("test_db", test_db)
+        except FileNotFoundError as e:
+            if not world.under_mpirun():
+                raise
+            self._data_error = e  # every rank hears of it at the start-up check, in fit()
         self.train_db, self.test_db = train_db, test_db
         self._trainer = None
 
@@ -124,6 +130,8 @@ class Trainer:
         (at the start-up check they all make) instead of leaving them waiting."""
         o = self.options
         try:
+            if self._data_error:
+                raise self._data_error
             return (_source(self.train_db, self.builder, o, True),
                     _source(self.test_db, self.builder, o, False))
         except (OSError, ValueError, RuntimeError) as e:
