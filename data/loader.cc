@@ -191,10 +191,10 @@ void ImageLoader::RestoreState(const std::string& state) {
 }
 
 void ImageLoader::Shard(const BatchShard& shard) {
-  CROSSBOW_ENFORCE_VALUE(shard.world >= 1 && shard.rank >= 0 && shard.rank < shard.world &&
-                             shard.block >= 1,
-                         options_.path, ": bad shard (rank ", shard.rank, " of ", shard.world,
-                         ", block ", shard.block, ")");
+  CROSSBOW_ENFORCE_VALUE(
+      shard.world >= 1 && shard.rank >= 0 && shard.rank < shard.world && shard.block >= 1,
+      options_.path, ": bad shard (rank ", shard.rank, " of ", shard.world, ", block ", shard.block,
+      ")");
   CROSSBOW_ENFORCE(ring_->held() == 0, "Shard() while ", ring_->held(),
                    " batch(es) are held: release them first");
   const int64_t global = shard_.Position(ring_->FirstUnreleased());

@@ -61,8 +61,8 @@ class ImageLoader : public BatchSource {
   void Start(int64_t first_sequence);
   void Stop();
   void Work(int worker, int64_t first_sequence);
-  void Fill(int64_t global, const std::vector<int64_t>& order,
-            LmdbReader::Transaction* transaction, BatchRing::Slot* slot) const;
+  void Fill(int64_t global, const std::vector<int64_t>& order, LmdbReader::Transaction* transaction,
+            BatchRing::Slot* slot) const;
   // Why the record is corrupt, or empty when it went into `out` and `label`.
   std::string Decode(std::string_view bytes, uint64_t seed, float* out, int32_t* label) const;
 

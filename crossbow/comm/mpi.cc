@@ -29,10 +29,10 @@ std::string MpiErrorString(int code) {
   return std::string(text, length);
 }
 
-#define CROSSBOW_MPI_CALL(what, call)                                                        \
-  do {                                                                                       \
-    std::lock_guard<std::mutex> mpi_lock(MpiLock());                                         \
-    const int mpi_code = (call);                                                             \
+#define CROSSBOW_MPI_CALL(what, call)                                                           \
+  do {                                                                                          \
+    std::lock_guard<std::mutex> mpi_lock(MpiLock());                                            \
+    const int mpi_code = (call);                                                                \
     CROSSBOW_ENFORCE(mpi_code == MPI_SUCCESS, what, ": MPI error: ", MpiErrorString(mpi_code)); \
   } while (0)
 
@@ -63,9 +63,8 @@ MPI_Comm InitMpi() {
     int provided = 0;
     const int code = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
     CROSSBOW_ENFORCE(code == MPI_SUCCESS, "MPI_Init_thread failed: ", MpiErrorString(code));
-    CROSSBOW_ENFORCE(provided >= MPI_THREAD_SERIALIZED, "this MPI provides thread level ",
-                     provided, "; Crossbow needs MPI_THREAD_SERIALIZED (", MPI_THREAD_SERIALIZED,
-                     ")");
+    CROSSBOW_ENFORCE(provided >= MPI_THREAD_SERIALIZED, "this MPI provides thread level ", provided,
+                     "; Crossbow needs MPI_THREAD_SERIALIZED (", MPI_THREAD_SERIALIZED, ")");
     // Errors come back as codes and become exceptions, instead of ending the job in MPI.
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   }
@@ -135,8 +134,9 @@ void MpiGroup::AllReduceSum(int rank, float* data, size_t count,
                             std::chrono::milliseconds timeout) {
   CROSSBOW_ENFORCE_VALUE(rank == rank_, "all-reduce across ranks: called as rank ", rank,
                          " on rank ", rank_);
-  CROSSBOW_ENFORCE_VALUE(count <= static_cast<size_t>(INT32_MAX), "all-reduce across ranks: ",
-                         count, " floats are more than MPI's int counts hold");
+  CROSSBOW_ENFORCE_VALUE(count <= static_cast<size_t>(INT32_MAX),
+                         "all-reduce across ranks: ", count,
+                         " floats are more than MPI's int counts hold");
   ThrowIfBroken("all-reduce across ranks");
   if (size_ == 1) return;
   const auto deadline = Clock::now() + timeout;
@@ -157,10 +157,10 @@ void MpiGroup::AllReduceSum(int rank, float* data, size_t count,
   result_.assign(data, data + count);
   chunks_.resize(static_cast<size_t>(length) * size_);
   MPI_Request request;
-  CROSSBOW_MPI_CALL("all-reduce across ranks (all-to-all)",
-                    MPI_Ialltoallv(result_.data(), counts_.data(), offsets_.data(), MPI_FLOAT,
-                                   chunks_.data(), mine_.data(), at_.data(), MPI_FLOAT, data_,
-                                   &request));
+  CROSSBOW_MPI_CALL(
+      "all-reduce across ranks (all-to-all)",
+      MPI_Ialltoallv(result_.data(), counts_.data(), offsets_.data(), MPI_FLOAT, chunks_.data(),
+                     mine_.data(), at_.data(), MPI_FLOAT, data_, &request));
   Wait(&request, deadline, timeout, "all-reduce across ranks (all-to-all)", nullptr);
   float* sum = result_.data() + offsets_[rank_];
   std::copy_n(chunks_.data(), length, sum);
@@ -224,10 +224,10 @@ std::vector<std::string> MpiGroup::Collect(const std::string& bytes, int root, c
                                             b->receive.data(), b->counts.data(),
                                             b->displacements.data(), MPI_BYTE, control_, &request));
   } else {
-    CROSSBOW_MPI_CALL(what, MPI_Igatherv(b->send.data(), static_cast<int>(b->size), MPI_BYTE,
-                                         b->receive.data(), b->counts.data(),
-                                         b->displacements.data(), MPI_BYTE, root, control_,
-                                         &request));
+    CROSSBOW_MPI_CALL(
+        what, MPI_Igatherv(b->send.data(), static_cast<int>(b->size), MPI_BYTE, b->receive.data(),
+                           b->counts.data(), b->displacements.data(), MPI_BYTE, root, control_,
+                           &request));
   }
   Wait(&request, deadline, timeout, what, b);
   std::vector<std::string> out;

@@ -54,14 +54,13 @@ class MpiGroup final : public ProcessGroup {
                                    std::chrono::milliseconds timeout);
   // Polls `request` until it completes; throws (and breaks the group) on abort or timeout.
   void Wait(MPI_Request* request, std::chrono::steady_clock::time_point deadline,
-            std::chrono::milliseconds timeout, const char* what,
-            std::shared_ptr<Buffers> buffers);
+            std::chrono::milliseconds timeout, const char* what, std::shared_ptr<Buffers> buffers);
   void ThrowIfBroken(const char* what);
 
   MPI_Comm data_ = MPI_COMM_NULL, control_ = MPI_COMM_NULL;
   int size_ = 1, rank_ = 0;
-  std::mutex mutex_;        // guards reason_ and abandoned_
-  std::string reason_;      // why the group is aborted or broken; empty while it works
+  std::mutex mutex_;    // guards reason_ and abandoned_
+  std::string reason_;  // why the group is aborted or broken; empty while it works
   // AllReduceSum's buffers, reused (only the engine's one sync stream calls it).
   std::vector<float> chunks_, result_;
   std::vector<int> counts_, offsets_, mine_, at_;

@@ -79,9 +79,10 @@ void EndWorld(int exit_code) {
 #else
 
 std::shared_ptr<ProcessGroup> JoinWorld(bool force) {
-  CROSSBOW_ENFORCE(!force && LaunchedWorldSize() <= 1, "mpirun started ", LaunchedWorldSize(),
-                   " ranks, but this build of Crossbow has no MPI (configure with -DCROSSBOW_MPI=ON ",
-                   "after installing libopenmpi-dev)");
+  CROSSBOW_ENFORCE(
+      !force && LaunchedWorldSize() <= 1, "mpirun started ", LaunchedWorldSize(),
+      " ranks, but this build of Crossbow has no MPI (configure with -DCROSSBOW_MPI=ON ",
+      "after installing libopenmpi-dev)");
   return nullptr;
 }
 

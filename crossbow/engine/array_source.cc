@@ -12,9 +12,9 @@ ArraySource::ArraySource(std::vector<float> images, std::vector<int32_t> labels,
       example_shape_(std::move(example_shape)),
       example_size_(NumElements(example_shape_)),
       batch_size_(batch_size),
-      batches_per_epoch_(batch_size > 0 ? (static_cast<int64_t>(labels_.size()) + batch_size - 1) /
-                                              batch_size
-                                        : 0) {
+      batches_per_epoch_(batch_size > 0
+                             ? (static_cast<int64_t>(labels_.size()) + batch_size - 1) / batch_size
+                             : 0) {
   CROSSBOW_ENFORCE_VALUE(batch_size_ > 0, "batch size must be > 0, got ", batch_size_);
   CROSSBOW_ENFORCE_VALUE(!labels_.empty(), "an array source needs at least one example");
   CROSSBOW_ENFORCE_VALUE(
@@ -66,10 +66,10 @@ void ArraySource::RestoreState(const std::string& state) {
 }
 
 void ArraySource::Shard(const BatchShard& shard) {
-  CROSSBOW_ENFORCE_VALUE(shard.world >= 1 && shard.rank >= 0 && shard.rank < shard.world &&
-                             shard.block >= 1,
-                         "array source: bad shard (rank ", shard.rank, " of ", shard.world,
-                         ", block ", shard.block, ")");
+  CROSSBOW_ENFORCE_VALUE(
+      shard.world >= 1 && shard.rank >= 0 && shard.rank < shard.world && shard.block >= 1,
+      "array source: bad shard (rank ", shard.rank, " of ", shard.world, ", block ", shard.block,
+      ")");
   std::lock_guard<std::mutex> lock(mutex_);
   CROSSBOW_ENFORCE(out_.empty(), "array source: Shard() while ", out_.size(),
                    " batch(es) are held");

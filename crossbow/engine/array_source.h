@@ -33,7 +33,7 @@ class ArraySource final : public BatchSource {
   int64_t batches_per_epoch_;
   mutable std::mutex mutex_;
   BatchShard shard_;
-  int64_t next_ = 0;  // this rank's batches handed out
+  int64_t next_ = 0;      // this rank's batches handed out
   std::list<Batch> out_;  // acquired and not yet released
 };
 

@@ -47,7 +47,7 @@ class Engine::Impl {
     float loss = 0;
     std::thread thread;
   };
-  struct Device {  // a group of cores: its learners, its copy of z and its sync thread
+  struct Device {    // a group of cores: its learners, its copy of z and its sync thread
     int rank = 0;    // in this process: its place in the in-process collectives
     int global = 0;  // in the job: names and seeds its learners
     std::vector<int> cores;

@@ -58,16 +58,15 @@ RankSettings TrainerSettings(const LearnerSpec& spec, const EngineOptions& e,
       {"training records", Text(train.EpochSize())},
       {"test records", test ? Text(test->EpochSize()) : "none"},
       {"lr", Text(lr.base_lr)},
-      {"lr policy", lr.policy + " gamma " + Text(lr.gamma) + " power " + Text(lr.power) +
-                        " step " + Text(lr.step_size) + " steps " + Join(lr.steps) + " max " +
-                        Text(lr.max) + " warmup " + Text(lr.warmup) + " from " +
-                        Text(lr.warmup_start)},
+      {"lr policy", lr.policy + " gamma " + Text(lr.gamma) + " power " + Text(lr.power) + " step " +
+                        Text(lr.step_size) + " steps " + Join(lr.steps) + " max " + Text(lr.max) +
+                        " warmup " + Text(lr.warmup) + " from " + Text(lr.warmup_start)},
       {"stop", "epochs " + Text(o.epochs) + " iterations " + Text(o.iterations) + " time " +
                    Text(o.time_limit_s) + " accuracy " + Text(o.target_accuracy)},
       {"eval every", Text(o.eval_every)},
       {"log every", Text(o.log_every)},
-      {"checkpoints", o.checkpoint_dir + " every " + Text(o.checkpoint_every_epochs) +
-                          " epochs, " + Text(o.checkpoint_every_minutes) + " minutes"},
+      {"checkpoints", o.checkpoint_dir + " every " + Text(o.checkpoint_every_epochs) + " epochs, " +
+                          Text(o.checkpoint_every_minutes) + " minutes"},
       {"resumes from iteration", Text(resume_iteration)},
   };
 }
