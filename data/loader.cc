@@ -77,12 +77,13 @@ void ImageLoader::Work(int worker, int64_t first_sequence) {
     for (int64_t sequence = first_sequence + worker;; sequence += options_.workers) {
       BatchRing::Slot* slot = ring_->BeginFill(sequence);
       if (slot == nullptr) return;
-      if (sequence / batches_per_epoch_ != epoch) {
-        epoch = sequence / batches_per_epoch_;
+      const int64_t global = shard_.Global(sequence);
+      if (global / batches_per_epoch_ != epoch) {
+        epoch = global / batches_per_epoch_;
         order = EpochOrder(reader_->size(), options_.seed, epoch, options_.shuffle);
         transaction.Renew();
       }
-      Fill(sequence, order, &transaction, slot);
+      Fill(global, order, &transaction, slot);
       ring_->EndFill(slot);
     }
   } catch (...) {
@@ -90,9 +91,9 @@ void ImageLoader::Work(int worker, int64_t first_sequence) {
   }
 }
 
-void ImageLoader::Fill(int64_t sequence, const std::vector<int64_t>& order,
+void ImageLoader::Fill(int64_t global, const std::vector<int64_t>& order,
                        LmdbReader::Transaction* transaction, BatchRing::Slot* slot) const {
-  const int64_t epoch = sequence / batches_per_epoch_, index = sequence % batches_per_epoch_;
+  const int64_t epoch = global / batches_per_epoch_, index = global % batches_per_epoch_;
   const int64_t begin = index * options_.batch_size;
   const int64_t end = std::min(begin + options_.batch_size, reader_->size());
   const int64_t example = transformer_->output_size();
@@ -156,7 +157,7 @@ int64_t ImageLoader::corrupt_records(int64_t epoch) const {
 }
 
 std::string ImageLoader::SaveState() const {
-  const int64_t sequence = ring_->FirstUnreleased();
+  const int64_t sequence = shard_.Position(ring_->FirstUnreleased());
   std::ostringstream out;
   out << kStateTag << " seed " << options_.seed << " epoch " << sequence / batches_per_epoch_
       << " batch " << sequence % batches_per_epoch_ << " records " << reader_->size()
@@ -186,7 +187,20 @@ void ImageLoader::RestoreState(const std::string& state) {
     std::lock_guard<std::mutex> lock(stats_mutex_);
     corrupt_.erase(corrupt_.lower_bound(epoch), corrupt_.end());
   }
-  Start(epoch * batches_per_epoch_ + batch);
+  Start(shard_.LocalStart(epoch * batches_per_epoch_ + batch));
+}
+
+void ImageLoader::Shard(const BatchShard& shard) {
+  CROSSBOW_ENFORCE_VALUE(
+      shard.world >= 1 && shard.rank >= 0 && shard.rank < shard.world && shard.block >= 1,
+      options_.path, ": bad shard (rank ", shard.rank, " of ", shard.world, ", block ", shard.block,
+      ")");
+  CROSSBOW_ENFORCE(ring_->held() == 0, "Shard() while ", ring_->held(),
+                   " batch(es) are held: release them first");
+  const int64_t global = shard_.Position(ring_->FirstUnreleased());
+  Stop();
+  shard_ = shard;
+  Start(shard_.LocalStart(global));
 }
 
 }  // namespace crossbow::data

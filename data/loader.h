@@ -49,6 +49,7 @@ class ImageLoader : public BatchSource {
   void Release(const Batch* batch) override;
   std::string SaveState() const override;
   void RestoreState(const std::string& state) override;
+  void Shard(const BatchShard& shard) override;
 
   int64_t batches_per_epoch() const { return batches_per_epoch_; }
   // Corrupt records skipped in `epoch`, over the batches acquired so far.
@@ -56,11 +57,12 @@ class ImageLoader : public BatchSource {
   const LoaderOptions& options() const { return options_; }
 
  private:
+  // Sequences count this rank's batches (BatchShard::Global maps them to the run's).
   void Start(int64_t first_sequence);
   void Stop();
   void Work(int worker, int64_t first_sequence);
-  void Fill(int64_t sequence, const std::vector<int64_t>& order,
-            LmdbReader::Transaction* transaction, BatchRing::Slot* slot) const;
+  void Fill(int64_t global, const std::vector<int64_t>& order, LmdbReader::Transaction* transaction,
+            BatchRing::Slot* slot) const;
   // Why the record is corrupt, or empty when it went into `out` and `label`.
   std::string Decode(std::string_view bytes, uint64_t seed, float* out, int32_t* label) const;
 
@@ -69,6 +71,7 @@ class ImageLoader : public BatchSource {
   std::unique_ptr<Transformer> transformer_;
   std::unique_ptr<BatchRing> ring_;
   int64_t batches_per_epoch_ = 0;
+  BatchShard shard_;  // changed only while the workers are stopped
   std::vector<std::thread> workers_;
   mutable std::mutex stats_mutex_;
   std::map<int64_t, int64_t> corrupt_;  // epoch -> records skipped

@@ -6,7 +6,9 @@
 
 namespace crossbow {
 
-InProcessCollectives::InProcessCollectives(int size) : size_(size), posted_(size, nullptr) {
+InProcessCollectives::InProcessCollectives(int size, std::shared_ptr<Collectives> outer,
+                                           int outer_rank)
+    : size_(size), outer_(std::move(outer)), outer_rank_(outer_rank), posted_(size, nullptr) {
   CROSSBOW_ENFORCE_VALUE(size > 0, "a collectives group needs at least one rank, got ", size);
 }
 
@@ -23,11 +25,29 @@ void InProcessCollectives::Wait(std::unique_lock<std::mutex>& lock,
   CROSSBOW_FAIL("all-reduce: ", aborted_);
 }
 
+// The other local ranks wait for `summed_` meanwhile, so result_ is this thread's alone.
+void InProcessCollectives::ReduceOuter(std::unique_lock<std::mutex>& lock,
+                                       std::chrono::steady_clock::time_point deadline) {
+  lock.unlock();
+  try {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    outer_->AllReduceSum(outer_rank_, result_.data(), result_.size(),
+                         std::max(left, std::chrono::milliseconds(0)));
+  } catch (const std::exception& e) {
+    lock.lock();
+    if (aborted_.empty()) aborted_ = e.what();
+    cv_.notify_all();
+    throw;
+  }
+  lock.lock();
+}
+
 void InProcessCollectives::AllReduceSum(int rank, float* data, size_t count,
                                         std::chrono::milliseconds timeout) {
   CROSSBOW_ENFORCE_VALUE(rank >= 0 && rank < size_, "all-reduce: rank ", rank,
                          " is outside the group of ", size_);
-  if (size_ == 1) return;
+  if (size_ == 1 && !outer_) return;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::unique_lock<std::mutex> lock(mutex_);
   // The previous collective is over once every rank has copied its result out.
@@ -42,6 +62,7 @@ void InProcessCollectives::AllReduceSum(int rank, float* data, size_t count,
     for (int r = 1; r < size_; ++r) {
       for (size_t i = 0; i < count; ++i) result_[i] += posted_[r][i];
     }
+    if (outer_) ReduceOuter(lock, deadline);
     summed_ = true;
     cv_.notify_all();
   }

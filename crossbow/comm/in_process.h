@@ -1,6 +1,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -11,9 +12,15 @@ namespace crossbow {
 // Collectives between threads of one process, one thread per rank: each rank posts its
 // buffer, the last to arrive sums them in rank order into a shared result, and every rank
 // copies the result back before the next collective may start.
+//
+// With `outer` (the process group of an MPI job) this is the hierarchy's lower level: the last
+// to arrive also all-reduces the process's sum over `outer` (as `outer_rank`) before the ranks
+// copy it out, so that one cross-process collective per call serves every local rank. Abort
+// does not reach `outer`, which outlives this group.
 class InProcessCollectives final : public Collectives {
  public:
-  explicit InProcessCollectives(int size);
+  explicit InProcessCollectives(int size, std::shared_ptr<Collectives> outer = nullptr,
+                                int outer_rank = 0);
 
   int size() const override { return size_; }
   void AllReduceSum(int rank, float* data, size_t count,
@@ -26,7 +33,12 @@ class InProcessCollectives final : public Collectives {
   void Wait(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline,
             int rank, const char* phase, Ready ready);
 
+  void ReduceOuter(std::unique_lock<std::mutex>& lock,
+                   std::chrono::steady_clock::time_point deadline);
+
   const int size_;
+  const std::shared_ptr<Collectives> outer_;
+  const int outer_rank_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<const float*> posted_;  // per rank, in the current collective

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "crossbow/core/enforce.h"
 #include "crossbow/core/tensor.h"
 
 namespace crossbow {
@@ -15,6 +16,25 @@ struct Batch {
   int64_t epoch = 0;           // 0-based epoch the batch belongs to
   int64_t index_in_epoch = 0;  // 0-based batch number within its epoch
   bool last_in_epoch = false;
+};
+
+// Which batches of a run one process reads when several processes (MPI ranks) share one data
+// set. The run's batch sequence is cut into rows of world x block batches; rank r reads batches
+// r*block .. r*block+block-1 of every row, so that the ranks together read every batch, and so
+// every record, once per epoch. With block = the learners of a rank, rank r's learners get the
+// batches that the same learners would get in one process holding every rank's devices.
+struct BatchShard {
+  int rank = 0, world = 1, block = 1;
+
+  int64_t row() const { return static_cast<int64_t>(world) * block; }
+  // The run's batch number of this rank's `local`-th batch.
+  int64_t Global(int64_t local) const {
+    return local / block * row() + static_cast<int64_t>(rank) * block + local % block;
+  }
+  // Where the ranks stand after this rank read `local` batches: the start of the next row.
+  int64_t Position(int64_t local) const { return (local + block - 1) / block * row(); }
+  // This rank's first batch at or after the run's batch `global` (rounded up to a row).
+  int64_t LocalStart(int64_t global) const { return (global + row() - 1) / row() * block; }
 };
 
 // Where the engine takes its batches from. Core defines it, data/ implements it (LMDB with
@@ -38,6 +58,12 @@ class BatchSource {
   // the batch after the last one released before SaveState().
   virtual std::string SaveState() const = 0;
   virtual void RestoreState(const std::string& state) = 0;
+
+  // From the current position on, reads only `shard`'s batches (the engine calls it when it
+  // trains across processes). Only while no batch is held. Sources that cannot be sharded say so.
+  virtual void Shard(const BatchShard& shard) {
+    throw Error("this batch source cannot be sharded across processes");
+  }
 };
 
 }  // namespace crossbow

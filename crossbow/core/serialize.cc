@@ -84,6 +84,10 @@ void WriteFileAtomically(const std::string& path, const std::string& bytes) {
 
 void SaveTensors(const std::string& path,
                  const std::vector<std::pair<std::string, const Tensor*>>& tensors) {
+  WriteFileAtomically(path, PackTensors(tensors));
+}
+
+std::string PackTensors(const std::vector<std::pair<std::string, const Tensor*>>& tensors) {
   std::string out(kMagic, sizeof(kMagic));
   Put<uint32_t>(&out, static_cast<uint32_t>(tensors.size()));
   for (const auto& [name, t] : tensors) {
@@ -101,7 +105,7 @@ void SaveTensors(const std::string& path,
     }
   }
   Put<uint32_t>(&out, Crc(out, out.size()));
-  WriteFileAtomically(path, out);
+  return out;
 }
 
 std::map<std::string, Tensor> LoadTensors(const std::string& path) {
@@ -109,7 +113,10 @@ std::map<std::string, Tensor> LoadTensors(const std::string& path) {
   CROSSBOW_ENFORCE(in.good(), "cannot open tensor file '", path, "'");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  const std::string bytes = buffer.str();
+  return UnpackTensors(buffer.str(), path);
+}
+
+std::map<std::string, Tensor> UnpackTensors(const std::string& bytes, const std::string& path) {
   CROSSBOW_ENFORCE(
       bytes.size() >= sizeof(kMagic) + 8 && std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) == 0,
       "'", path, "' is not a Crossbow tensor file");

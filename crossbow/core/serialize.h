@@ -18,6 +18,11 @@ void SaveTensors(const std::string& path,
 // truncated, corrupt or foreign files.
 std::map<std::string, Tensor> LoadTensors(const std::string& path);
 
+// The bytes SaveTensors writes, and back (`path` names them in errors): for tensors sent
+// between processes.
+std::string PackTensors(const std::vector<std::pair<std::string, const Tensor*>>& tensors);
+std::map<std::string, Tensor> UnpackTensors(const std::string& bytes, const std::string& path);
+
 // Writes `bytes` to `path` atomically (temporary file, fsync, rename, fsync of the folder).
 void WriteFileAtomically(const std::string& path, const std::string& bytes);
 

@@ -11,7 +11,10 @@ ArraySource::ArraySource(std::vector<float> images, std::vector<int32_t> labels,
       labels_(std::move(labels)),
       example_shape_(std::move(example_shape)),
       example_size_(NumElements(example_shape_)),
-      batch_size_(batch_size) {
+      batch_size_(batch_size),
+      batches_per_epoch_(batch_size > 0
+                             ? (static_cast<int64_t>(labels_.size()) + batch_size - 1) / batch_size
+                             : 0) {
   CROSSBOW_ENFORCE_VALUE(batch_size_ > 0, "batch size must be > 0, got ", batch_size_);
   CROSSBOW_ENFORCE_VALUE(!labels_.empty(), "an array source needs at least one example");
   CROSSBOW_ENFORCE_VALUE(
@@ -23,19 +26,15 @@ ArraySource::ArraySource(std::vector<float> images, std::vector<int32_t> labels,
 
 const Batch* ArraySource::Acquire() {
   std::lock_guard<std::mutex> lock(mutex_);
-  const int64_t n = std::min(batch_size_, EpochSize() - position_);
+  const int64_t global = shard_.Global(next_++);
   Batch batch;
-  batch.images = images_.data() + position_ * example_size_;
-  batch.labels = labels_.data() + position_;
-  batch.size = n;
-  batch.epoch = epoch_;
-  batch.index_in_epoch = index_++;
-  position_ += n;
-  batch.last_in_epoch = position_ == EpochSize();
-  if (batch.last_in_epoch) {
-    position_ = index_ = 0;
-    ++epoch_;
-  }
+  batch.epoch = global / batches_per_epoch_;
+  batch.index_in_epoch = global % batches_per_epoch_;
+  const int64_t position = batch.index_in_epoch * batch_size_;
+  batch.images = images_.data() + position * example_size_;
+  batch.labels = labels_.data() + position;
+  batch.size = std::min(batch_size_, EpochSize() - position);
+  batch.last_in_epoch = batch.index_in_epoch == batches_per_epoch_ - 1;
   out_.push_back(batch);
   return &out_.back();
 }
@@ -49,20 +48,34 @@ void ArraySource::Release(const Batch* batch) {
 
 std::string ArraySource::SaveState() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return detail::Concat(epoch_, " ", position_, " ", index_);
+  const int64_t global = shard_.Position(next_);
+  const int64_t epoch = global / batches_per_epoch_, index = global % batches_per_epoch_;
+  return detail::Concat(epoch, " ", index * batch_size_, " ", index);
 }
 
 void ArraySource::RestoreState(const std::string& state) {
   std::istringstream in(state);
   int64_t epoch = -1, position = -1, index = -1;
   in >> epoch >> position >> index;
-  CROSSBOW_ENFORCE_VALUE(
-      !in.fail() && epoch >= 0 && position >= 0 && position < EpochSize() && index >= 0,
-      "array source: bad state '", state, "' for ", EpochSize(), " examples");
+  CROSSBOW_ENFORCE_VALUE(!in.fail() && epoch >= 0 && index >= 0 && index < batches_per_epoch_ &&
+                             position == index * batch_size_,
+                         "array source: bad state '", state, "' for ", EpochSize(),
+                         " examples in batches of ", batch_size_);
   std::lock_guard<std::mutex> lock(mutex_);
-  epoch_ = epoch;
-  position_ = position;
-  index_ = index;
+  next_ = shard_.LocalStart(epoch * batches_per_epoch_ + index);
+}
+
+void ArraySource::Shard(const BatchShard& shard) {
+  CROSSBOW_ENFORCE_VALUE(
+      shard.world >= 1 && shard.rank >= 0 && shard.rank < shard.world && shard.block >= 1,
+      "array source: bad shard (rank ", shard.rank, " of ", shard.world, ", block ", shard.block,
+      ")");
+  std::lock_guard<std::mutex> lock(mutex_);
+  CROSSBOW_ENFORCE(out_.empty(), "array source: Shard() while ", out_.size(),
+                   " batch(es) are held");
+  const int64_t global = shard_.Position(next_);
+  shard_ = shard;
+  next_ = shard_.LocalStart(global);
 }
 
 }  // namespace crossbow

@@ -21,16 +21,19 @@ class ArraySource final : public BatchSource {
   int64_t batch_size() const override { return batch_size_; }
   const Batch* Acquire() override;
   void Release(const Batch* batch) override;
-  std::string SaveState() const override;  // "epoch position"
+  std::string SaveState() const override;  // "epoch position index" of the run's next batch
   void RestoreState(const std::string& state) override;
+  void Shard(const BatchShard& shard) override;
 
  private:
   std::vector<float> images_;
   std::vector<int32_t> labels_;
   Shape example_shape_;
   int64_t example_size_, batch_size_;
+  int64_t batches_per_epoch_;
   mutable std::mutex mutex_;
-  int64_t epoch_ = 0, position_ = 0, index_ = 0;
+  BatchShard shard_;
+  int64_t next_ = 0;      // this rank's batches handed out
   std::list<Batch> out_;  // acquired and not yet released
 };
 

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "crossbow/core/enforce.h"
@@ -59,7 +60,28 @@ AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory) cons
   return result;
 }
 
+namespace {
+
+// Across the ranks of an MPI job every rank must make the same decisions: they take the mean of
+// the rates (summed in rank order, so bit-identical) and the smallest memory limit.
+double Agree(const Engine& engine, double value, bool smallest) {
+  ProcessGroup* group = engine.options().group.get();
+  if (group == nullptr) return value;
+  const auto timeout = std::chrono::milliseconds(engine.options().collective_timeout_ms);
+  const std::vector<double> all = AllGatherDoubles(*group, {value}, timeout);
+  if (smallest) return *std::min_element(all.begin(), all.end());
+  double sum = 0;
+  for (double v : all) sum += v;
+  return sum / static_cast<double>(all.size());
+}
+
+}  // namespace
+
 AutotuneResult Autotuner::Run(Engine* engine) const {
+  AutotunerOptions options = options_;
+  if (options.memory_limit_bytes == 0) options.memory_limit_bytes = AvailableMemoryBytes();
+  options.memory_limit_bytes =
+      static_cast<size_t>(Agree(*engine, static_cast<double>(options.memory_limit_bytes), true));
   int64_t trained = 0;
   auto measure = [&](int k) {
     engine->SetLearnersPerDevice(k);
@@ -69,12 +91,12 @@ AutotuneResult Autotuner::Run(Engine* engine) const {
     for (int i = 0; i < options_.window_iterations; ++i) images += engine->Iterate().images;
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     trained += images;
-    return images / took.count();
+    return Agree(*engine, images / took.count(), false);
   };
   const size_t per_learner = engine->LearnerMemoryBytes();
   const int devices = engine->num_learners() / engine->learners_per_device();
   auto memory = [&](int k) { return per_learner * k * devices; };
-  AutotuneResult result = Run(measure, memory);
+  AutotuneResult result = Autotuner(options).Run(measure, memory);
   engine->SetLearnersPerDevice(result.learners_per_device);
   result.images_trained = trained;
   return result;

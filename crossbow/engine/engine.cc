@@ -41,10 +41,16 @@ Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* 
   average_ = std::make_unique<Learner>(std::move(average));
   layout_ = ModelLayout(*average_);
   lr_ = lr_peak_ = spec_.solver.lr;
-  comm_ = std::make_unique<InProcessCollectives>(static_cast<int>(options_.devices.size()));
+  if (options_.group) {
+    world_ = options_.group->size();
+    process_rank_ = options_.group->rank();
+  }
+  comm_ = std::make_unique<InProcessCollectives>(static_cast<int>(options_.devices.size()),
+                                                 options_.group, process_rank_);
   for (size_t d = 0; d < options_.devices.size(); ++d) {
     auto device = std::make_unique<Device>();
     device->rank = static_cast<int>(d);
+    device->global = process_rank_ * static_cast<int>(options_.devices.size()) + device->rank;
     device->cores = options_.devices[d].cores;
     CROSSBOW_ENFORCE_VALUE(!device->cores.empty(), "device ", d, " has no cores");
     device->z = ModelLayout::Clone(*average_, layout_.params());
@@ -57,13 +63,18 @@ Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* 
 }
 
 Engine::Impl::~Impl() {
+  // A synchronisation across processes still in flight must finish: the other ranks take part.
+  try {
+    if (world_ > 1) Fence();
+  } catch (const std::exception&) {
+  }
   comm_->Abort("the engine is shutting down");
   StopThreads();
 }
 
 std::unique_ptr<Engine::Impl::Slot> Engine::Impl::MakeSlot(Device& device, int j) {
   auto slot = std::make_unique<Slot>();
-  slot->index = device.rank * k_ + j;
+  slot->index = device.global * k_ + j;
   const int n = static_cast<int>(device.cores.size());
   for (int i = 0; i < options_.threads_per_learner && i < n; ++i) {
     slot->cores.push_back(device.cores[(j * options_.threads_per_learner + i) % n]);
@@ -106,9 +117,10 @@ void Engine::Impl::StopThreads() {
 
 void Engine::Impl::SetLearnersPerDevice(int k) {
   CROSSBOW_ENFORCE_VALUE(k >= 1, "learners per device must be >= 1, got ", k);
-  CROSSBOW_ENFORCE_VALUE(options_.sync != SyncMode::kSGD || (k == 1 && devices_.size() == 1),
-                         "sync 'sgd' trains one learner; got ", devices_.size(), " devices x ", k,
-                         " learners (use 'ssgd' or 'sma' for more)");
+  CROSSBOW_ENFORCE_VALUE(
+      options_.sync != SyncMode::kSGD || (k == 1 && devices_.size() == 1 && world_ == 1),
+      "sync 'sgd' trains one learner; got ", world_ > 1 ? detail::Concat(world_, " ranks x ") : "",
+      devices_.size(), " devices x ", k, " learners (use 'ssgd' or 'sma' for more)");
   if (k == k_) return;
   if (k_ > 0) Fence();
   StopThreads();
@@ -116,10 +128,12 @@ void Engine::Impl::SetLearnersPerDevice(int k) {
   for (auto& device : devices_) {
     device->slots.resize(std::min<size_t>(device->slots.size(), k));
     const int kept = static_cast<int>(device->slots.size());
-    for (int j = 0; j < kept; ++j) device->slots[j]->index = device->rank * k + j;
+    for (int j = 0; j < kept; ++j) device->slots[j]->index = device->global * k + j;
     for (int j = kept; j < k; ++j) device->slots.push_back(MakeSlot(*device, j));
   }
-  LOG(INFO) << "engine: " << devices_.size() << " device(s) x " << k << " learner(s)";
+  if (world_ > 1) train_->Shard({process_rank_, world_, num_learners()});
+  LOG(INFO) << "engine: " << (world_ > 1 ? detail::Concat(world_, " ranks x ") : "")
+            << devices_.size() << " device(s) x " << k << " learner(s)";
   StartThreads();
 }
 
@@ -195,7 +209,7 @@ void Engine::Impl::LearnerLoop(Device& device, Slot& slot) {
       RunIteration(device, slot, t);
     } catch (const Stopped&) {
     } catch (const std::exception& e) {
-      Fail(detail::Concat("learner ", slot.index, " (device ", device.rank, "): ", e.what()));
+      Fail(detail::Concat("learner ", slot.index, " (device ", device.global, "): ", e.what()));
     }
     lock.lock();
     slot.done = t;
@@ -220,6 +234,7 @@ void Engine::Impl::Fail(const std::string& message) {
   }
   cv_.notify_all();
   comm_->Abort(message);
+  if (options_.group) options_.group->Abort(message);
 }
 
 void Engine::Impl::Contribute(Device& device) {
@@ -295,7 +310,7 @@ void Engine::Impl::SyncLoop(Device& device) {
     try {
       Synchronise(device);
     } catch (const std::exception& e) {
-      Fail(detail::Concat("device ", device.rank, " synchronisation: ", e.what()));
+      Fail(detail::Concat("device ", device.global, " synchronisation: ", e.what()));
     }
     lock.lock();
     device.contributions = 0;
@@ -322,7 +337,7 @@ void Engine::Impl::Synchronise(Device& device) {
     const float images = sum[layout_.count_offset()];
     sma::Scale(images > 0 ? 1.f / images : 0.f, sum, layout_.param_floats());
   }
-  const float inv_learners = 1.f / static_cast<float>(num_learners());
+  const float inv_learners = 1.f / static_cast<float>(num_learners() * world_);
   for (size_t i = 0; i < layout_.state().size(); ++i) {
     const auto& e = layout_.state()[i];
     float* z = device.z_state[i].mutable_data<float>();

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "crossbow/comm/process_group.h"
 #include "crossbow/core/batch_source.h"
 #include "crossbow/engine/learner.h"
 
@@ -41,6 +42,11 @@ struct EngineOptions {
   // stopping training.
   bool skip_nan = false;
   int collective_timeout_ms = 300000;
+  // The other processes of an MPI job (JoinWorld), each with the same devices and learners;
+  // null: this process alone. Device d of rank r is device r * devices.size() + d of the job:
+  // it names and seeds its learners as that device of one process holding them all would, and
+  // the training source is sharded so that it gets the batches that device would get.
+  std::shared_ptr<ProcessGroup> group;
 };
 
 struct IterationResult {
@@ -63,7 +69,8 @@ class Engine {
   void SetLearningRate(double lr);
   void SetLearnersPerDevice(int k);
   int learners_per_device() const;
-  int num_learners() const;
+  int num_learners() const;  // of this process
+  const EngineOptions& options() const;
   int64_t iteration() const;
 
   // Of the average model z (SMA), or of the one model (S-SGD, SGD), in inference mode,

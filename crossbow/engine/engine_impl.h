@@ -32,6 +32,7 @@ class Engine::Impl {
 
   int learners_per_device() const { return k_; }
   int num_learners() const { return k_ * static_cast<int>(devices_.size()); }
+  const EngineOptions& options() const { return options_; }
   int64_t iteration() const { return iteration_; }
 
  private:
@@ -46,8 +47,9 @@ class Engine::Impl {
     float loss = 0;
     std::thread thread;
   };
-  struct Device {  // a group of cores: its learners, its copy of z and its sync thread
-    int rank = 0;
+  struct Device {    // a group of cores: its learners, its copy of z and its sync thread
+    int rank = 0;    // in this process: its place in the in-process collectives
+    int global = 0;  // in the job: names and seeds its learners
     std::vector<int> cores;
     std::vector<std::unique_ptr<Slot>> slots;
     std::vector<Tensor> z, z_prev;  // per parameter
@@ -84,6 +86,7 @@ class Engine::Impl {
   ModelLayout layout_;
   std::vector<std::unique_ptr<Device>> devices_;
   int k_ = 0;
+  int world_ = 1, process_rank_ = 0;  // of the MPI job
   double lr_ = 0, lr_peak_ = 0;
   int64_t iteration_ = 0;
 

@@ -12,6 +12,7 @@
 #include "crossbow/engine/metrics.h"
 #include "crossbow/engine/stop_signal.h"
 #include "crossbow/engine/trainer_config.h"
+#include "crossbow/engine/trainer_ranks.h"
 
 namespace crossbow {
 namespace {
@@ -38,13 +39,35 @@ const char* SyncName(SyncMode mode) {
 
 Trainer::Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSource* train,
                  BatchSource* test, TrainerOptions options)
-    : net_(spec.name),
+    : group_(engine_options.group),
+      timeout_(engine_options.collective_timeout_ms),
+      net_(spec.name),
       sync_(SyncName(engine_options.sync)),
       learners_fixed_(!options.autotune),
       train_(train),
       test_(test),
       options_(std::move(options)) {
-  CheckTrainerOptions(options_, spec.input_shape, train, test);
+  if (!group_) {
+    Start(spec, std::move(engine_options));
+    return;
+  }
+  // Every rank reports its settings or its failure, so that all stop alike before training.
+  std::string error;
+  try {
+    Start(spec, std::move(engine_options));
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  RankSettings settings;
+  if (error.empty()) {
+    settings = TrainerSettings(spec, engine_->options(), options_, *train_, test_, *engine_,
+                               resume_from_ ? resume_from_->info.iteration : -1);
+  }
+  CheckRanksAgree(*group_, settings, error, timeout_);
+}
+
+void Trainer::Start(const LearnerSpec& spec, EngineOptions engine_options) {
+  CheckTrainerOptions(options_, spec.input_shape, train_, test_);
   const TrainerOptions& o = options_;
   if (options_.lr.policy == "poly" && options_.lr.max <= 0 && o.epochs > 0) {
     options_.lr.max = static_cast<double>(o.epochs);
@@ -71,7 +94,7 @@ Trainer::Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSou
     if (!learners_fixed_) engine_options.learners_per_device = info.learners_per_device;
   }
   restart_drop_ = engine_options.restart_drop;
-  engine_ = std::make_unique<Engine>(engine_spec, std::move(engine_options), train);
+  engine_ = std::make_unique<Engine>(engine_spec, std::move(engine_options), train_);
 }
 
 Trainer::~Trainer() = default;
@@ -90,6 +113,10 @@ class Trainer::Loop {
 
   void Autotune();
   void Step(double lr);
+  // Across ranks: sums the iteration's images, losses and skips, and takes the stop and
+  // checkpoint decisions that depend on clocks and signals from one place.
+  void Agree(IterationResult* r);
+  double SumOverRanks(double value);
   MetricsRecord Record();
   void Evaluate(MetricsRecord* record);
   void SaveCheckpoint();
@@ -110,6 +137,11 @@ class Trainer::Loop {
   double window_start_s_ = 0;
   std::unique_ptr<MetricsLog> metrics_;
   ProgressBar bar_{&std::cerr};
+  const int rank_ = t_.group_ ? t_.group_->rank() : 0;
+  // Agreed by every rank after each iteration.
+  int signal_ = 0;
+  bool time_up_ = false, minutes_due_ = false;
+  std::vector<std::map<std::string, Tensor>> received_;  // other ranks' learners (checkpoints)
 };
 
 TrainResult Trainer::Fit() { return Loop(this).Run(); }
@@ -125,7 +157,7 @@ TrainResult Trainer::Loop::Run() {
   } else {
     if (o_.resume) LOG(INFO) << "no checkpoint in '" << o_.checkpoint_dir << "': starting anew";
   }
-  if (!o_.metrics_path.empty()) {
+  if (!o_.metrics_path.empty() && rank_ == 0) {
     metrics_ = std::make_unique<MetricsLog>(o_.metrics_path, result_.resumed);
   }
   segment_start_ = Clock::now();
@@ -150,12 +182,11 @@ TrainResult Trainer::Loop::Run() {
       }
     }
     result_.stop_reason = ShouldStop();
-    if (o_.progress && result_.stop_reason.empty()) DrawProgress(epochs_done);
+    if (o_.progress && rank_ == 0 && result_.stop_reason.empty()) DrawProgress(epochs_done);
     const bool checkpoint_due =
         (epoch_end && o_.checkpoint_every_epochs > 0 &&
          std::fmod(static_cast<double>(epochs_done), o_.checkpoint_every_epochs) == 0) ||
-        (o_.checkpoint_every_minutes > 0 &&
-         Since(last_checkpoint_) >= 60 * o_.checkpoint_every_minutes);
+        minutes_due_;
     if (!o_.checkpoint_dir.empty() && (checkpoint_due || !result_.stop_reason.empty())) {
       SaveCheckpoint();
     }
@@ -170,6 +201,7 @@ TrainResult Trainer::Loop::Run() {
   result_.learners_per_device = engine_.learners_per_device();
   result_.best_top1 = info_.best_top1;
   result_.time_to_accuracy_s = info_.time_to_accuracy_s;
+  result_.ranks = t_.group_ ? t_.group_->size() : 1;
   LOG(INFO) << "training stopped (" << result_.stop_reason << ") after " << result_.iterations
             << " iterations, " << result_.epochs << " epochs, " << FormatDuration(info_.elapsed_s)
             << ", " << result_.images_per_s << " images/s";
@@ -197,7 +229,7 @@ void Trainer::Loop::Autotune() {
   AutotunerOptions options;
   options.threshold = o_.autotune_threshold;
   AutotuneResult tuned = Autotuner(options).Run(&engine_);
-  info_.images += tuned.images_trained;
+  info_.images += static_cast<int64_t>(SumOverRanks(static_cast<double>(tuned.images_trained)));
   result_.autotune = tuned.decisions;
 }
 
@@ -216,6 +248,7 @@ void Trainer::Loop::Step(double lr) {
     bar_.Finish();
     CROSSBOW_FAIL("training stopped at iteration ", engine_.iteration() + 1, ": ", e.what());
   }
+  Agree(&r);
   if (r.skipped > 0) {
     result_.skipped_batches += r.skipped;
     LOG(WARNING) << "iteration " << engine_.iteration() << ": " << r.skipped
@@ -223,11 +256,48 @@ void Trainer::Loop::Step(double lr) {
   }
   info_.images += r.images;
   info_.iteration = engine_.iteration();
-  if (r.skipped < static_cast<int>(r.learner_losses.size())) {
+  if (std::isfinite(r.loss)) {
     window_loss_ += r.loss;
     ++window_iterations_;
   }
   window_images_ += r.images;
+}
+
+double Trainer::Loop::SumOverRanks(double value) {
+  if (!t_.group_) return value;
+  double sum = 0;
+  for (double v : AllGatherDoubles(*t_.group_, {value}, t_.timeout_)) sum += v;
+  return sum;
+}
+
+void Trainer::Loop::Agree(IterationResult* r) {
+  const int finite = static_cast<int>(r->learner_losses.size()) - r->skipped;
+  signal_ = StopSignalScope::received();
+  time_up_ = o_.time_limit_s > 0 && Elapsed() >= o_.time_limit_s;
+  minutes_due_ = o_.checkpoint_every_minutes > 0 &&
+                 Since(last_checkpoint_) >= 60 * o_.checkpoint_every_minutes;
+  if (!t_.group_) return;
+  const std::vector<double> all = AllGatherDoubles(
+      *t_.group_,
+      {static_cast<double>(r->images), finite > 0 ? r->loss * finite : 0.0,
+       static_cast<double>(finite), static_cast<double>(r->skipped), static_cast<double>(signal_),
+       static_cast<double>(time_up_), static_cast<double>(minutes_due_)},
+      t_.timeout_);
+  constexpr size_t kFields = 7;
+  double images = 0, loss = 0, finites = 0, skipped = 0;
+  signal_ = 0;
+  for (size_t at = 0; at < all.size(); at += kFields) {
+    images += all[at];
+    loss += all[at + 1];
+    finites += all[at + 2];
+    skipped += all[at + 3];
+    if (signal_ == 0) signal_ = static_cast<int>(all[at + 4]);  // the first rank's that got one
+  }
+  time_up_ = all[5] != 0;  // rank 0's clock
+  minutes_due_ = all[6] != 0;
+  r->images = static_cast<int64_t>(images);
+  r->loss = finites > 0 ? loss / finites : NAN;
+  r->skipped = static_cast<int>(skipped);
 }
 
 MetricsRecord Trainer::Loop::Record() {
@@ -240,6 +310,7 @@ MetricsRecord Trainer::Loop::Record() {
   r.images_per_s = window_images_ / std::max(1e-9, r.time_s - window_start_s_);
   r.learners_per_device = engine_.learners_per_device();
   r.distances = engine_.DistancesToAverage();
+  if (t_.group_) r.distances = AllGatherDoubles(*t_.group_, r.distances, t_.timeout_);
   window_loss_ = 0;
   window_iterations_ = window_images_ = 0;
   window_start_s_ = r.time_s;
@@ -249,7 +320,17 @@ MetricsRecord Trainer::Loop::Record() {
 // Evaluation time is not training time: the clock stops around it.
 void Trainer::Loop::Evaluate(MetricsRecord* record) {
   info_.elapsed_s = Elapsed();
-  record->test = engine_.Evaluate(t_.test_);
+  // Rank 0 evaluates (z is the same everywhere) and tells the others.
+  if (rank_ == 0) record->test = engine_.Evaluate(t_.test_);
+  if (t_.group_) {
+    const EvalResult mine = record->test.value_or(EvalResult{});
+    const std::vector<double> all =
+        AllGatherDoubles(*t_.group_, {mine.loss, mine.top1, mine.top5}, t_.timeout_);
+    record->test = EvalResult{};
+    record->test->loss = all[0];
+    record->test->top1 = all[1];
+    record->test->top5 = all[2];
+  }
   info_.best_top1 = std::max(info_.best_top1, record->test->top1);
   if (o_.target_accuracy > 0 && info_.time_to_accuracy_s < 0 &&
       record->test->top1 >= o_.target_accuracy) {
@@ -266,7 +347,9 @@ void Trainer::Loop::SaveCheckpoint() {
   info_.iteration = engine_.iteration();
   info_.learners_per_device = engine_.learners_per_device();
   const std::string path = CheckpointPath(o_.checkpoint_dir);
-  WriteCheckpoint(path, info_, t_.train_->SaveState(), engine_.StateTensors());
+  auto tensors = engine_.StateTensors();
+  if (t_.group_) tensors = GatherStateTensors(*t_.group_, tensors, &received_, t_.timeout_);
+  if (rank_ == 0) WriteCheckpoint(path, info_, t_.train_->SaveState(), tensors);
   VLOG(1) << "checkpoint '" << path << "' at iteration " << info_.iteration;
   last_checkpoint_ = Clock::now();
   segment_start_ = Clock::now();
@@ -289,13 +372,11 @@ void Trainer::Loop::DrawProgress(int64_t epochs_done) {
 }
 
 std::string Trainer::Loop::ShouldStop() {
-  if (int signal = StopSignalScope::received()) {
-    return signal == SIGINT ? "signal (SIGINT)" : "signal (SIGTERM)";
-  }
+  if (signal_) return signal_ == SIGINT ? "signal (SIGINT)" : "signal (SIGTERM)";
   if (o_.target_accuracy > 0 && info_.time_to_accuracy_s >= 0) return "target_accuracy";
   if (o_.epochs > 0 && info_.images >= o_.epochs * epoch_size_) return "epochs";
   if (o_.iterations > 0 && engine_.iteration() >= o_.iterations) return "iterations";
-  if (o_.time_limit_s > 0 && Elapsed() >= o_.time_limit_s) return "time_limit";
+  if (time_up_) return "time_limit";
   return "";
 }
 

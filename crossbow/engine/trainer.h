@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -48,12 +49,18 @@ struct TrainResult {
   double time_to_accuracy_s = -1;  // -1: target not reached (or none)
   int64_t skipped_batches = 0;     // learner batches skipped for a non-finite loss (skip_nan)
   bool resumed = false;
+  int ranks = 1;  // processes of the MPI job; the counts above are over all of them
   std::vector<AutotuneDecision> autotune;  // the autotuner's decisions, when it ran
 };
 
 // The training loop, in C++: learning-rate schedule, evaluation of the average model,
 // stopping rules, checkpoints (also on SIGINT/SIGTERM) and metrics. Options are checked in
 // the constructor, before the engine compiles anything.
+//
+// Across the ranks of an MPI job (EngineOptions::group) every rank runs the same loop: the
+// constructor checks that all ranks started alike (CheckRanksAgree), each iteration they agree
+// on the images trained, the loss, signals and time limits, so that they decide alike; rank 0
+// evaluates z, writes metrics and checkpoints (with every rank's learners), and draws progress.
 class Trainer {
  public:
   Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSource* train,
@@ -64,6 +71,10 @@ class Trainer {
 
  private:
   class Loop;
+  void Start(const LearnerSpec& spec, EngineOptions engine_options);
+
+  std::shared_ptr<ProcessGroup> group_;
+  std::chrono::milliseconds timeout_;  // of collectives across ranks
   std::string net_;
   std::string sync_;
   bool learners_fixed_;

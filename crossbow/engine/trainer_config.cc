@@ -61,6 +61,11 @@ TrainerConfig ParseTrainerConfig(const std::string& text) {
   Read(j, "threads_per_learner", &e.threads_per_learner);
   Read(j, "seed", &e.seed);
   Read(j, "skip_nan", &e.skip_nan);
+  double timeout_s = e.collective_timeout_ms / 1000.0;
+  Read(j, "collective_timeout", &timeout_s);
+  CROSSBOW_ENFORCE_VALUE(timeout_s > 0 && timeout_s < 2e6, "collective_timeout must be in (0, ",
+                         "2e6) seconds, got ", timeout_s);
+  e.collective_timeout_ms = static_cast<int>(timeout_s * 1000);
   Read(j, "epochs", &t.epochs);
   Read(j, "iterations", &t.iterations);
   Read(j, "time_limit", &t.time_limit_s);

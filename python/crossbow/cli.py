@@ -29,8 +29,22 @@ def _train(args):
     from crossbow import trainer
     result = trainer.Trainer(args.net, args.train_db, args.test_db,
                              **trainer.options_from(args)).fit()
-    print(trainer.describe(result))
+    from crossbow import world
+    if world.rank() == 0:
+        print(trainer.describe(result))
     return 130 if result["stop_reason"].startswith("signal") else 0
+
+
+def _end_world(code):
+    """Leaves the MPI job: finalises after a clean stop, aborts every rank after a failure, so
+    that none is left waiting for this one."""
+    try:
+        from crossbow import _native
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _native.load().end_world(0 if code in (0, 130) else code)
+    except ImportError:
+        pass
 
 
 def _eval(args):
@@ -89,12 +103,19 @@ def parser():
 
 
 def main(argv=None):
+    from crossbow import world
     args = parser().parse_args(argv)
+    code = 1
     try:
-        return args.run(args)
+        code = args.run(args)
+        return code
     except (ImportError, ValueError, RuntimeError, OSError, TypeError) as e:
-        print(f"crossbow {args.command}: {e}", file=sys.stderr)
+        where = f" (rank {world.rank()})" if world.under_mpirun() else ""
+        print(f"crossbow {args.command}{where}: {e}", file=sys.stderr, flush=True)
         return 1
+    finally:
+        if world.under_mpirun():
+            _end_world(code)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ come from OPTIONS. Options are checked before anything is built or read.
 import json
 import os
 
-from crossbow import _native
+from crossbow import _native, world
 
 # name: (default, type, help). The command line adds --name-with-dashes for each.
 OPTIONS = {
@@ -49,6 +49,8 @@ OPTIONS = {
     "augment": (True, bool, "random crop (with padding) and mirror on 3x32x32 training images"),
     "num_classes": (None, int, "classes of the net's last layer (default: the net's dataset)"),
     "seed": (0, int, "seed of initialisation and data order"),
+    "collective_timeout": (300.0, float, "MPI: seconds a rank waits for the others before it "
+                           "gives up (longer than an evaluation of the test set)"),
 }
 
 # Per-channel statistics of the CIFAR-10 training set, in [0, 1] units.
@@ -62,7 +64,7 @@ def _check(opts):
             raise ValueError(f"{name} must be > 0, got {v}")
 
     for name in ("batch_size", "epochs", "iterations", "time_limit", "workers",
-                 "threads_per_learner", "log_every"):
+                 "threads_per_learner", "log_every", "collective_timeout"):
         positive(name)
     if opts["epochs"] is None and opts["iterations"] is None and opts["time_limit"] is None:
         raise ValueError("set epochs, iterations or time_limit: training would never stop")
@@ -99,8 +101,14 @@ class Trainer:
         self.options.update(options)
         _check(self.options)
         self.builder = _builder(net, self.options["num_classes"])
-        _check_db("train_db", train_db)
-        _check_db("test_db", test_db)
+        self._data_error = None
+        try:
+            _check_db("train_db", train_db)
+            _check_db("test_db", test_db)
+        except FileNotFoundError as e:
+            if not world.under_mpirun():
+                raise
+            self._data_error = e  # every rank hears of it at the start-up check, in fit()
         self.train_db, self.test_db = train_db, test_db
         self._trainer = None
 
@@ -113,16 +121,30 @@ class Trainer:
                                         threads=o["threads_per_learner"])
             native = {k: v for k, v in o.items() if v is not None}
             native["steps"] = [float(s) for s in o["steps"]]
-            self._trainer = C.Trainer(json.dumps(spec), json.dumps(native),
-                                      _source(self.train_db, self.builder, o, True),
-                                      _source(self.test_db, self.builder, o, False))
+            train, test = self._sources(C)
+            self._trainer = C.Trainer(json.dumps(spec), json.dumps(native), train, test)
         return self._trainer
+
+    def _sources(self, C):
+        """The batch sources; under mpirun a rank that cannot open its data tells the others
+        (at the start-up check they all make) instead of leaving them waiting."""
+        o = self.options
+        try:
+            if self._data_error:
+                raise self._data_error
+            return (_source(self.train_db, self.builder, o, True),
+                    _source(self.test_db, self.builder, o, False))
+        except (OSError, ValueError, RuntimeError) as e:
+            if C.world()[1] == 1:
+                raise
+            C.report_startup_failure(f"{type(e).__name__}: {e}", o["collective_timeout"])
+            raise
 
     def fit(self):
         """Trains until a stop condition; returns a dict: stop_reason, iterations, epochs,
         elapsed_s, images_per_s, learners_per_device, test_loss/accuracy/top5 (last
         evaluation), best_accuracy, time_to_accuracy_s (None if not reached), skipped_batches,
-        autotune (the autotuner's decisions)."""
+        autotune (the autotuner's decisions), ranks (processes of an MPI job)."""
         return dict(self._native_trainer().fit())
 
 

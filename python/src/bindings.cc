@@ -19,6 +19,7 @@ void BindEngine(py::module_& m);       // engine_bindings.cc
 void BindConvert(py::module_& m);      // convert_bindings.cc
 void BindLoader(py::module_& m);       // loader_bindings.cc
 void BindTrainer(py::module_& m);      // trainer_bindings.cc
+void BindWorld(py::module_& m);        // world_bindings.cc
 
 namespace {
 
@@ -163,4 +164,5 @@ PYBIND11_MODULE(_C, m) {
   BindConvert(m);
   BindLoader(m);
   BindTrainer(m);
+  BindWorld(m);
 }

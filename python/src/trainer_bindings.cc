@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "crossbow/comm/process_group.h"
 #include "crossbow/engine/checkpoint.h"
 #include "crossbow/engine/trainer_config.h"
 
@@ -35,6 +36,7 @@ py::dict ToDict(const TrainResult& r) {
   d["time_to_accuracy_s"] = r.time_to_accuracy_s >= 0 ? py::cast(r.time_to_accuracy_s) : py::none();
   d["skipped_batches"] = r.skipped_batches;
   d["resumed"] = r.resumed;
+  d["ranks"] = r.ranks;
   py::list decisions;
   for (const auto& a : r.autotune) {
     decisions.append(py::dict(py::arg("learners_per_device") = a.learners_per_device,
@@ -55,6 +57,7 @@ void BindTrainer(py::module_& m) {
                        std::shared_ptr<BatchSource> train, std::shared_ptr<BatchSource> test) {
              LearnerSpec spec = LearnerSpec::FromJson(spec_json);
              TrainerConfig config = ParseTrainerConfig(options_json);
+             config.engine.group = JoinWorld();  // null unless mpirun started several ranks
              auto t = std::make_unique<PyTrainer>();
              t->train = std::move(train);
              t->test = std::move(test);
