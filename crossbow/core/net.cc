@@ -37,36 +37,32 @@ void Net::RunOps(size_t begin, size_t end) {
 void Net::Run(size_t begin, size_t end) {
   end = std::min(end, ops_.size());
   context_->BindThread();
-  // Recording needs the buffers to stay put: only once memory is planned (or never will be).
-  if (!capture_ || (plan_memory_ && !planned_)) {
-    RunOps(begin, end);
-    if (plan_memory_ && !planned_ && end == ops_.size()) PlanAndBind();
-    return;
+  // A recording holds buffer addresses, and operators allocate on their first run: record only
+  // the second run with the final buffers.
+  if (capture_ && (!plan_memory_ || planned_)) {
+    Slice& slice = slices_[{begin, end}];
+    if (!slice.work && slice.runs++ == 1) {
+      bool capturable = true;
+      for (size_t i = begin; i < end; ++i) capturable = capturable && ops_[i]->Capturable();
+      if (capturable) slice.work = context_->Capture([&] { RunOps(begin, end); });
+    }
+    if (slice.work) {
+      slice.work->Replay();
+      return;
+    }
   }
-  const auto key = std::make_pair(begin, end);
-  auto it = captured_.find(key);
-  if (it == captured_.end()) {
-    bool capturable = true;
-    for (size_t i = begin; i < end; ++i) capturable = capturable && ops_[i]->Capturable();
-    std::unique_ptr<CapturedWork> work;
-    if (capturable) work = context_->Capture([&] { RunOps(begin, end); });
-    it = captured_.emplace(key, std::move(work)).first;
-  }
-  if (it->second) {
-    it->second->Replay();
-  } else {
-    RunOps(begin, end);
-  }
+  RunOps(begin, end);
+  if (plan_memory_ && !planned_ && end == ops_.size()) PlanAndBind();
 }
 
 void Net::DisableCapture() {
   capture_ = false;
-  captured_.clear();
+  slices_.clear();
 }
 
 bool Net::replaying(size_t begin, size_t end) const {
-  auto it = captured_.find({begin, std::min(end, ops_.size())});
-  return it != captured_.end() && it->second != nullptr;
+  auto it = slices_.find({begin, std::min(end, ops_.size())});
+  return it != slices_.end() && it->second.work != nullptr;
 }
 
 void Net::PlanAndBind() {

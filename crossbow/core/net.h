@@ -21,8 +21,8 @@ struct MemoryStats {
 // every other blob is the net's own, in a child workspace. After the first run, the net's own
 // blobs move into shared buffers chosen by liveness (except those in `keep`, which callers
 // fetch), and later runs allocate nothing. On a context that can record its work (CUDA), each
-// slice [begin, end) that has run once with planned memory is recorded on its next run and
-// replayed from then on.
+// slice [begin, end) that has run once with its final buffers (memory planned, or a net that
+// is never planned) is recorded on its next run and replayed from then on.
 class Net {
  public:
   Net(const NetDef& def, Workspace* parent, ContextBase* context,
@@ -52,9 +52,12 @@ class Net {
   std::map<std::string, TensorShape> shapes_;
   std::vector<std::unique_ptr<OperatorBase>> ops_;
   std::vector<std::shared_ptr<uint8_t>> buffers_;
+  struct Slice {
+    int runs = 0;  // with the final buffers
+    std::unique_ptr<CapturedWork> work;
+  };
   bool capture_ = true;
-  // Per slice: its recording, or nullptr when it cannot be recorded.
-  std::map<std::pair<size_t, size_t>, std::unique_ptr<CapturedWork>> captured_;
+  std::map<std::pair<size_t, size_t>, Slice> slices_;
   MemoryStats stats_;
 };
 
