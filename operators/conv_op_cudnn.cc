@@ -19,16 +19,17 @@ using cudnn::kZero;
 // own scratch, and small batches (Crossbow's case) rarely gain from more.
 constexpr size_t kMaxWorkspaceBytes = size_t{256} << 20;
 
-// The first algorithm in cuDNN's ranking that runs, in FMA math, within the workspace limit.
+// The first algorithm in cuDNN's ranking that runs within the workspace limit and without
+// tensor-op math. The descriptor's FMA math type is never changed to the ranking's, which is
+// what keeps TF32 out; an entry that reports tensor-op math is passed over all the same.
 template <typename Perf>
 Perf PickAlgorithm(const std::vector<Perf>& ranked, int returned, const OperatorBase& op,
                    const char* direction) {
   for (int i = 0; i < returned; ++i) {
     const Perf& p = ranked[i];
-    if (p.status == CUDNN_STATUS_SUCCESS && p.mathType == CUDNN_FMA_MATH &&
-        p.memory <= kMaxWorkspaceBytes) {
-      return p;
-    }
+    const bool tensor_op =
+        p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    if (p.status == CUDNN_STATUS_SUCCESS && !tensor_op && p.memory <= kMaxWorkspaceBytes) return p;
   }
   CROSSBOW_FAIL(cudnn::Describe(op), ": cuDNN offers no ", direction,
                 " algorithm in FP32 (FMA) math within ", kMaxWorkspaceBytes >> 20,

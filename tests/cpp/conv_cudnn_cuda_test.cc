@@ -65,12 +65,13 @@ TEST_F(ConvCudnnTest, NewShapeChoosesAgain) {
   ExpectAllMatch();
 }
 
-TEST_F(ConvCudnnTest, UnnamedGradientsAreSkipped) {
+TEST_F(ConvCudnnTest, OnlyTheNamedGradientsAreComputed) {
   Feed({2, 4, 9, 9});
-  gpu_->ws().CreateTensor("dX")->Resize({1});
   gpu_->Create(MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "", ""}, kArgs))->Run();
   ExpectMatchesCpu("dW");
-  EXPECT_EQ(gpu_->ws().GetTensor("dX")->shape(), Shape{1});
+  gpu_->Create(MakeOperator("ConvGradient", {"X", "W", "dY"}, {"", "db", "dX"}, kArgs))->Run();
+  ExpectMatchesCpu("db");
+  ExpectMatchesCpu("dX");
 }
 
 TEST_F(ConvCudnnTest, BadWeightShapeIsAValueError) {
