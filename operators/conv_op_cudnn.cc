@@ -118,8 +118,6 @@ cudnnConvolutionBwdFilterAlgo_t ChooseBackwardFilter(CUDAContext* context, const
   return best.algo;
 }
 
-}  // namespace
-
 // Y = conv(X, W) + b.
 class ConvCudnnOp final : public Operator<CUDAContext> {
  public:
@@ -232,6 +230,8 @@ class ConvGradientCudnnOp final : public Operator<CUDAContext> {
   cudnnConvolutionBwdDataAlgo_t data_algo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
   size_t workspace_bytes_ = 0;
 };
+
+}  // namespace
 
 REGISTER_CUDA_OPERATOR(Conv, ConvCudnnOp);
 REGISTER_CUDA_OPERATOR(ConvGradient, ConvGradientCudnnOp);

@@ -56,8 +56,6 @@ class PoolDescriptors {
   cudnn::PoolingDescriptor pool_;
 };
 
-}  // namespace
-
 template <PoolKind kKind>
 class PoolCudnnOp final : public Operator<CUDAContext> {
  public:
@@ -113,6 +111,8 @@ class PoolGradientCudnnOp final : public Operator<CUDAContext> {
  private:
   PoolDescriptors desc_;
 };
+
+}  // namespace
 
 REGISTER_CUDA_OPERATOR(MaxPool, PoolCudnnOp<PoolKind::kMax>);
 REGISTER_CUDA_OPERATOR(AveragePool, PoolCudnnOp<PoolKind::kAverage>);

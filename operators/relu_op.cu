@@ -18,8 +18,6 @@ __global__ void ReluGradientKernel(const float* y, const float* dy, int64_t n, f
   CUDA_KERNEL_LOOP(i, n) { dx[i] = y[i] > 0.f ? dy[i] : 0.f; }
 }
 
-}  // namespace
-
 class ReluCudaOp final : public Operator<CUDAContext> {
  public:
   using Operator::Operator;
@@ -51,6 +49,8 @@ class ReluGradientCudaOp final : public Operator<CUDAContext> {
     CUDA_CHECK(cudaGetLastError(), cudnn::Describe(*this));
   }
 };
+
+}  // namespace
 
 REGISTER_CUDA_OPERATOR(Relu, ReluCudaOp);
 REGISTER_CUDA_OPERATOR(ReluGradient, ReluGradientCudaOp);

@@ -29,8 +29,6 @@ class RowsDescriptor {
   cudnn::TensorDescriptor desc_;
 };
 
-}  // namespace
-
 class SoftmaxCudnnOp final : public Operator<CUDAContext> {
  public:
   using Operator::Operator;
@@ -122,6 +120,8 @@ class SoftmaxWithLossGradientCudaOp final : public Operator<CUDAContext> {
     CUDA_CHECK(cudaGetLastError(), cudnn::Describe(*this));
   }
 };
+
+}  // namespace
 
 REGISTER_CUDA_OPERATOR(Softmax, SoftmaxCudnnOp);
 REGISTER_CUDA_OPERATOR(SoftmaxGradient, SoftmaxGradientCudaOp);

@@ -34,8 +34,6 @@ class BNDescriptors {
   cudnn::TensorDescriptor x_, channels_;
 };
 
-}  // namespace
-
 class SpatialBNCudnnOp final : public Operator<CUDAContext> {
  public:
   SpatialBNCudnnOp(const OperatorDef& def, Workspace* ws, CUDAContext* context)
@@ -141,6 +139,8 @@ class SpatialBNGradientCudnnOp final : public Operator<CUDAContext> {
   Tensor inv_std_;  // 1 / sqrt(saved_var + epsilon), as cuDNN takes it
   Tensor dx_scratch_, dscale_scratch_, dbias_scratch_;
 };
+
+}  // namespace
 
 REGISTER_CUDA_OPERATOR(SpatialBN, SpatialBNCudnnOp);
 REGISTER_CUDA_OPERATOR(SpatialBNGradient, SpatialBNGradientCudnnOp);
