@@ -24,6 +24,8 @@ float SoftmaxRow(const float* x, int64_t c, float* y) {
   return max + std::log(sum);
 }
 
+}  // namespace
+
 void EnforceMatrix(const OperatorDef& def, int i, const Shape& shape) {
   CROSSBOW_ENFORCE_VALUE(shape.size() == 2 && shape[0] > 0 && shape[1] > 0, def.Label(), ": input ",
                          i, " '", def.inputs[i], "' has shape ", ShapeString(shape),
@@ -42,8 +44,6 @@ void EnforceScalar(const OperatorDef& def, int i, const Shape& shape, DataType t
                          ": input ", i, " '", def.inputs[i], "' must be one float32, got ",
                          DataTypeName(type), ShapeString(shape));
 }
-
-}  // namespace
 
 void EnforceScoresAndLabels(const OperatorDef& def, const Shape& scores, const Shape& label,
                             DataType label_type) {

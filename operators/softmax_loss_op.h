@@ -47,6 +47,11 @@ class SoftmaxWithLossGradientOp final : public Operator<CPUContext> {
   ReorderCache prob_plain_;
 };
 
+// Throw ValueErrors naming `def` and input i unless its shape is [N, C] with N, C > 0; the shape
+// of input j; one float32.
+void EnforceMatrix(const OperatorDef& def, int i, const Shape& shape);
+void EnforceSameShape(const OperatorDef& def, int i, const Shape& shape, int j, const Shape& other);
+void EnforceScalar(const OperatorDef& def, int i, const Shape& shape, DataType type);
 // Throws a ValueError naming `def` unless `label` is int32 of shape [N] for scores [N, C].
 void EnforceScoresAndLabels(const OperatorDef& def, const Shape& scores, const Shape& label,
                             DataType label_type);

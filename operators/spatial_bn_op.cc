@@ -11,25 +11,6 @@ namespace {
 const normalization_flags kScaleShift =
     normalization_flags::use_scale | normalization_flags::use_shift;
 
-// Throws unless input 0 is [N, C, H, W] and every input in `per_channel` is [C].
-template <typename ShapeOf>
-void EnforceBNShapes(const OperatorDef& def, ShapeOf shape_of,
-                     std::initializer_list<int> per_channel) {
-  const Shape& x = shape_of(0);
-  CROSSBOW_ENFORCE_VALUE(x.size() == 4, def.Label(), ": input 0 '", def.inputs[0], "' has shape ",
-                         ShapeString(x), ", expected [N, C, H, W]");
-  for (int i : per_channel) {
-    CROSSBOW_ENFORCE_VALUE(shape_of(i).size() == 1 && shape_of(i)[0] == x[1], def.Label(),
-                           ": input ", i, " '", def.inputs[i], "' has shape ",
-                           ShapeString(shape_of(i)), ", expected [", x[1], "] (the channels of ",
-                           def.inputs[0], " ", ShapeString(x), ")");
-  }
-}
-
-Tensor* OutputOr(OperatorBase* op, int i, Tensor* scratch) {
-  return op->HasOutput(i) ? op->Output(i) : scratch;
-}
-
 }  // namespace
 
 SpatialBNOp::SpatialBNOp(const OperatorDef& def, Workspace* ws, CPUContext* context)

@@ -1,10 +1,33 @@
 #pragma once
 
+#include <initializer_list>
+
 #include "crossbow/core/operator.h"
 #include "operators/dnnl_utils.h"
 #include "operators/reorder_cache.h"
 
 namespace crossbow {
+
+// Throws a ValueError naming `def` unless input 0 is [N, C, H, W] and every input in
+// `per_channel` is [C]; `shape_of(i)` gives input i's shape (at run time or in shape inference).
+template <typename ShapeOf>
+void EnforceBNShapes(const OperatorDef& def, ShapeOf shape_of,
+                     std::initializer_list<int> per_channel) {
+  const Shape& x = shape_of(0);
+  CROSSBOW_ENFORCE_VALUE(x.size() == 4, def.Label(), ": input 0 '", def.inputs[0], "' has shape ",
+                         ShapeString(x), ", expected [N, C, H, W]");
+  for (int i : per_channel) {
+    CROSSBOW_ENFORCE_VALUE(shape_of(i).size() == 1 && shape_of(i)[0] == x[1], def.Label(),
+                           ": input ", i, " '", def.inputs[i], "' has shape ",
+                           ShapeString(shape_of(i)), ", expected [", x[1], "] (the channels of ",
+                           def.inputs[0], " ", ShapeString(x), ")");
+  }
+}
+
+// Output i of `op`, or `scratch` when the def leaves it unnamed.
+inline Tensor* OutputOr(OperatorBase* op, int i, Tensor* scratch) {
+  return op->HasOutput(i) ? op->Output(i) : scratch;
+}
 
 // Batch normalisation of [N, C, H, W] per channel on oneDNN; Y keeps X's layout. Training
 // normalises with the batch statistics, saves them for the gradient and folds them into the

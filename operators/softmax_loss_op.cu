@@ -1,0 +1,96 @@
+#include <math_constants.h>
+
+#include <algorithm>
+
+#include "operators/cuda_launch.cuh"
+#include "operators/softmax_loss_op_cuda.h"
+
+namespace crossbow::cuda {
+namespace {
+
+// The sum of every thread's `value` over one block of kThreadsPerBlock threads, returned to all
+// of them, in a fixed order (deterministic). `shared` holds kThreadsPerBlock values and may be
+// reused as soon as this returns.
+template <typename T>
+__device__ T BlockSum(T value, T* shared) {
+  shared[threadIdx.x] = value;
+  __syncthreads();
+  for (int stride = kThreadsPerBlock / 2; stride > 0; stride >>= 1) {
+    if (threadIdx.x < stride) shared[threadIdx.x] += shared[threadIdx.x + stride];
+    __syncthreads();
+  }
+  const T total = shared[0];
+  __syncthreads();
+  return total;
+}
+
+// One block a row. Each thread reads dy[j] before writing dx[j] for its own j only, and the
+// dot product's reads end at BlockSum's barrier, so dx may be dy.
+__global__ void SoftmaxGradientKernel(const float* y, const float* dy, int64_t n, int64_t c,
+                                      float* dx) {
+  __shared__ float shared[kThreadsPerBlock];
+  for (int64_t r = blockIdx.x; r < n; r += gridDim.x) {
+    const int64_t row = r * c;
+    float dot = 0.f;
+    for (int64_t j = threadIdx.x; j < c; j += blockDim.x) dot += dy[row + j] * y[row + j];
+    dot = BlockSum(dot, shared);
+    for (int64_t j = threadIdx.x; j < c; j += blockDim.x) {
+      dx[row + j] = y[row + j] * (dy[row + j] - dot);
+    }
+  }
+}
+
+// One block for the whole batch.
+__global__ void SoftmaxLossKernel(const float* log_prob, const int32_t* label, int64_t n, int64_t c,
+                                  float* loss) {
+  __shared__ double shared[kThreadsPerBlock];
+  double sum = 0.0;
+  for (int64_t r = threadIdx.x; r < n; r += blockDim.x) {
+    const int32_t l = label[r];
+    sum += l >= 0 && l < c ? -static_cast<double>(log_prob[r * c + l]) : CUDART_NAN;
+  }
+  sum = BlockSum(sum, shared);
+  if (threadIdx.x == 0) *loss = static_cast<float>(sum / static_cast<double>(n));
+}
+
+__global__ void ExpKernel(const float* x, int64_t count, float* y) {
+  CUDA_KERNEL_LOOP(i, count) { y[i] = expf(x[i]); }
+}
+
+// The CPU's order of rounding: prob * scale, then minus scale at the label (no fused multiply-add).
+__global__ void SoftmaxWithLossGradientKernel(const float* prob, const int32_t* label,
+                                              const float* dloss, int64_t n, int64_t c, float* dx) {
+  const float scale = dloss[0] / static_cast<float>(n);
+  CUDA_KERNEL_LOOP(i, n * c) {
+    const int64_t r = i / c;
+    const int32_t l = label[r];
+    const float d = __fmul_rn(prob[i], scale);
+    dx[i] = l < 0 || l >= c ? CUDART_NAN_F : (i - r * c == l ? d - scale : d);
+  }
+}
+
+int RowBlocks(int64_t n) { return static_cast<int>(std::min<int64_t>(n, 4096)); }
+
+}  // namespace
+
+void SoftmaxGradient(const float* y, const float* dy, int64_t n, int64_t c, float* dx,
+                     cudaStream_t stream) {
+  SoftmaxGradientKernel<<<RowBlocks(n), kThreadsPerBlock, 0, stream>>>(y, dy, n, c, dx);
+}
+
+void SoftmaxLoss(const float* log_prob, const int32_t* label, int64_t n, int64_t c, float* loss,
+                 cudaStream_t stream) {
+  SoftmaxLossKernel<<<1, kThreadsPerBlock, 0, stream>>>(log_prob, label, n, c, loss);
+}
+
+void Exp(const float* x, int64_t count, float* y, cudaStream_t stream) {
+  ExpKernel<<<BlocksFor(count), kThreadsPerBlock, 0, stream>>>(x, count, y);
+}
+
+void SoftmaxWithLossGradient(const float* prob, const int32_t* label, const float* dloss, int64_t n,
+                             int64_t c, float* dx, cudaStream_t stream) {
+  SoftmaxWithLossGradientKernel<<<BlocksFor(n * c), kThreadsPerBlock, 0, stream>>>(prob, label,
+                                                                                   dloss, n, c, dx);
+}
+
+}  // namespace crossbow::cuda
