@@ -20,6 +20,6 @@ inline int BlocksFor(int64_t n) {
 
 }  // namespace crossbow::cuda
 
-#define CUDA_KERNEL_LOOP(i, n)                                                           \
+#define CUDA_KERNEL_LOOP(i, n)                                                          \
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
