@@ -9,6 +9,7 @@
 // the CPU.
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 
 namespace crossbow::cuda {
