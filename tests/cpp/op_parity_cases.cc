@@ -164,6 +164,8 @@ const std::vector<ParityCase>& ParityCases() {
   return cases;
 }
 
+void PrintTo(const ParityCase& c, std::ostream* out) { *out << c.name; }
+
 std::vector<OperatorDef> ParityGradientOps(const ParityCase& c) {
   if (c.grad_inputs.empty()) return {};
   const GradientMaker* maker = GradientRegistry::Find(c.op.type);

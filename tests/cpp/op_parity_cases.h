@@ -1,5 +1,6 @@
 #pragma once
 
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -38,6 +39,8 @@ struct ParityCase {
 };
 
 const std::vector<ParityCase>& ParityCases();
+// GoogleTest prints a case by its name.
+void PrintTo(const ParityCase& c, std::ostream* out);
 
 // The backward pass of `c` from its registered gradient maker: output o's gradient is named
 // "<output>_outgrad", input i's "<input>_grad". Empty when the case has no grad_inputs.
