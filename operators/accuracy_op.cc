@@ -6,15 +6,11 @@ namespace crossbow {
 
 using namespace dnnl_utils;
 
-namespace {
-
 int64_t TopK(const OperatorDef& def) {
   const int64_t k = def.Arg<int64_t>("top_k", 1);
   CROSSBOW_ENFORCE_VALUE(k >= 1, def.Label(), ": argument 'top_k' must be at least 1, got ", k);
   return k;
 }
-
-}  // namespace
 
 AccuracyOp::AccuracyOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
     : Operator(def, ws, context), top_k_(TopK(def)) {}

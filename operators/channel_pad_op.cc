@@ -13,25 +13,23 @@ using Tag = memory::format_tag;
 
 namespace {
 
-struct Padding {
-  int64_t before, after;
-};
-
-Padding PaddingOf(const OperatorDef& def) {
-  Padding pad{def.Arg<int64_t>("before", 0), def.Arg<int64_t>("after", 0)};
-  CROSSBOW_ENFORCE_VALUE(pad.before >= 0 && pad.after >= 0, def.Label(),
-                         ": before and after must be >= 0, got ", pad.before, " and ", pad.after);
-  return pad;
-}
-
 void EnforceChannels(const OperatorDef& def, const Shape& s) {
   CROSSBOW_ENFORCE_VALUE(s.size() >= 2, def.Label(), ": input '", def.inputs[0], "' has shape ",
                          ShapeString(s), "; expected [N, C, ...]");
 }
 
+}  // namespace
+
+ChannelPadding ChannelPaddingOf(const OperatorDef& def) {
+  ChannelPadding pad{def.Arg<int64_t>("before", 0), def.Arg<int64_t>("after", 0)};
+  CROSSBOW_ENFORCE_VALUE(pad.before >= 0 && pad.after >= 0, def.Label(),
+                         ": before and after must be >= 0, got ", pad.before, " and ", pad.after);
+  return pad;
+}
+
 Shape PaddedShape(const OperatorDef& def, const Shape& x) {
   EnforceChannels(def, x);
-  const Padding pad = PaddingOf(def);
+  const ChannelPadding pad = ChannelPaddingOf(def);
   Shape y = x;
   y[1] += pad.before + pad.after;
   return y;
@@ -39,7 +37,7 @@ Shape PaddedShape(const OperatorDef& def, const Shape& x) {
 
 Shape UnpaddedShape(const OperatorDef& def, const Shape& dy) {
   EnforceChannels(def, dy);
-  const Padding pad = PaddingOf(def);
+  const ChannelPadding pad = ChannelPaddingOf(def);
   Shape dx = dy;
   dx[1] -= pad.before + pad.after;
   CROSSBOW_ENFORCE_VALUE(dx[1] > 0, def.Label(), ": input '", def.inputs[0], "' of shape ",
@@ -47,6 +45,8 @@ Shape UnpaddedShape(const OperatorDef& def, const Shape& dy) {
                          " + ", pad.after, " padded ones");
   return dx;
 }
+
+namespace {
 
 // A layout that keeps channels in blocks of `block`, with everything else row-major.
 struct ChannelBlocking {
@@ -98,7 +98,7 @@ void SliceImages(const float* dy, float* dx, int64_t images, int64_t dy_size, in
 void ChannelPadOp::Run() {
   const Tensor& x = Input(0);
   const Shape y_shape = PaddedShape(def(), x.shape());
-  const Padding pad = PaddingOf(def());
+  const ChannelPadding pad = ChannelPaddingOf(def());
   const ChannelBlocking* blocking = BlockingOf(x);
   const bool blocked =
       blocking && pad.before % blocking->block == 0 && pad.after % blocking->block == 0;
@@ -118,7 +118,7 @@ void ChannelPadOp::Run() {
 void ChannelPadGradientOp::Run() {
   const Tensor& dy = Input(0);
   const Shape dx_shape = UnpaddedShape(def(), dy.shape());
-  const Padding pad = PaddingOf(def());
+  const ChannelPadding pad = ChannelPaddingOf(def());
   const ChannelBlocking* blocking = BlockingOf(dy);
   // X's channels must fill whole blocks too, or dX's block padding would get dY's values.
   const bool blocked = blocking && pad.before % blocking->block == 0 &&

@@ -5,6 +5,15 @@
 
 namespace crossbow {
 
+// ChannelPad's `before` and `after` arguments (ValueError unless both are >= 0).
+struct ChannelPadding {
+  int64_t before, after;
+};
+ChannelPadding ChannelPaddingOf(const OperatorDef& def);
+// Y's shape for X (ChannelPad) and dX's for dY (its gradient); ValueErrors name the operator.
+Shape PaddedShape(const OperatorDef& def, const Shape& x);
+Shape UnpaddedShape(const OperatorDef& def, const Shape& dy);
+
 // Y = X with `before` zero channels in front and `after` behind: the parameter-free
 // ("option A") shortcut of CIFAR ResNets. An nChw16c/nChw8c X padded by whole blocks is
 // copied block by block and Y keeps its layout; otherwise Y is plain.

@@ -6,10 +6,6 @@ namespace crossbow {
 
 using namespace dnnl_utils;
 
-namespace {
-
-// The concatenation axis in [0, ndim), from the `axis` argument (default 1, negative counts
-// from the end).
 int ConcatAxis(const OperatorDef& def, int ndim) {
   const auto axis = def.Arg<int64_t>("axis", 1);
   CROSSBOW_ENFORCE_VALUE(axis >= -ndim && axis < ndim, def.Label(), ": axis ", axis,
@@ -17,7 +13,6 @@ int ConcatAxis(const OperatorDef& def, int ndim) {
   return static_cast<int>(axis < 0 ? axis + ndim : axis);
 }
 
-// Shape of the concatenation of `parts` (input i of `def` is parts[i + first]).
 Shape ConcatShape(const OperatorDef& def, const std::vector<const Shape*>& parts, int first) {
   const Shape& base = *parts[0];
   const int axis = ConcatAxis(def, static_cast<int>(base.size()));
@@ -34,6 +29,8 @@ Shape ConcatShape(const OperatorDef& def, const std::vector<const Shape*>& parts
   }
   return out;
 }
+
+namespace {
 
 std::vector<const Shape*> ShapesOf(const std::vector<TensorShape>& in, size_t first) {
   std::vector<const Shape*> shapes;

@@ -7,6 +7,13 @@
 
 namespace crossbow {
 
+// The concatenation axis in [0, ndim), from the `axis` argument (default 1, negative counts
+// from the end).
+int ConcatAxis(const OperatorDef& def, int ndim);
+// Shape of the concatenation of `parts` (input i of `def` is parts[i + first]); throws a
+// ValueError naming the operator and the input that does not fit.
+Shape ConcatShape(const OperatorDef& def, const std::vector<const Shape*>& parts, int first);
+
 // Y = the Xs joined along `axis`, on oneDNN's concat primitive: inputs keep their layouts and
 // Y takes the layout oneDNN picks for them (blocked inputs give a blocked Y).
 class ConcatOp final : public Operator<CPUContext> {

@@ -6,14 +6,14 @@ namespace crossbow {
 
 using namespace dnnl_utils;
 
-namespace {
-
 float CheckedRatio(const OperatorDef& def) {
   const float ratio = def.Arg<float>("ratio", 0.5f);
   CROSSBOW_ENFORCE_VALUE(ratio >= 0.f && ratio < 1.f, def.Label(),
                          ": ratio must be in [0, 1), got ", ratio);
   return ratio;
 }
+
+namespace {
 
 void CopyInto(const Tensor& src, Tensor* dst) {
   if (dst == &src) return;

@@ -6,6 +6,9 @@
 
 namespace crossbow {
 
+// The `ratio` argument (default 0.5); a ValueError naming the operator unless it is in [0, 1).
+float CheckedRatio(const OperatorDef& def);
+
 // Inverted dropout. Training: Y = X * mask / (1 - ratio), mask ~ Bernoulli(1 - ratio) drawn
 // from the context's generator, both in X's layout (element-wise over its bytes). Test: Y = X.
 class DropoutOp final : public Operator<CPUContext> {

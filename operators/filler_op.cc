@@ -6,9 +6,7 @@
 
 namespace crossbow {
 
-namespace {
-
-Shape ShapeArg(const OperatorDef& def) {
+Shape FillerShapeArg(const OperatorDef& def) {
   Shape shape = def.RequiredArg<std::vector<int64_t>>("shape");
   CROSSBOW_ENFORCE_VALUE(std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d >= 0; }),
                          def.Label(), ": argument 'shape' ", ShapeString(shape),
@@ -16,9 +14,32 @@ Shape ShapeArg(const OperatorDef& def) {
   return shape;
 }
 
+UniformRange UniformFillArgs(const OperatorDef& def) {
+  const UniformRange range{def.Arg<float>("min", -1.f), def.Arg<float>("max", 1.f)};
+  CROSSBOW_ENFORCE_VALUE(range.min < range.max, def.Label(), ": argument 'min' (", range.min,
+                         ") must be below 'max' (", range.max, ")");
+  return range;
+}
+
+NormalParams GaussianFillArgs(const OperatorDef& def) {
+  const NormalParams normal{def.Arg<float>("mean", 0.f), def.Arg<float>("std", 1.f)};
+  CROSSBOW_ENFORCE_VALUE(normal.std > 0.f, def.Label(), ": argument 'std' must be positive, got ",
+                         normal.std);
+  return normal;
+}
+
+bool MSRAFanOut(const OperatorDef& def) {
+  const std::string mode = def.Arg<std::string>("mode", "fan_in");
+  CROSSBOW_ENFORCE_VALUE(mode == "fan_in" || mode == "fan_out", def.Label(),
+                         ": argument 'mode' must be 'fan_in' or 'fan_out', got '", mode, "'");
+  return mode == "fan_out";
+}
+
+namespace {
+
 std::vector<TensorShape> InferFillerShape(const OperatorDef& def,
                                           const std::vector<TensorShape>& in) {
-  return {{in.empty() ? ShapeArg(def) : in[0].dims}};
+  return {{in.empty() ? FillerShapeArg(def) : in[0].dims}};
 }
 
 constexpr char kShapeDoc[] = "list of ints, the output's shape (required without an input)";
@@ -37,7 +58,7 @@ int64_t FanOut(const Shape& shape) {
 
 FillerOp::FillerOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
     : Operator(def, ws, context) {
-  if (InputSize() == 0) shape_ = ShapeArg(def);
+  if (InputSize() == 0) shape_ = FillerShapeArg(def);
 }
 
 void FillerOp::Run() {
@@ -55,27 +76,18 @@ void ConstantFillOp::Fill(const Shape& shape, float* out) {
 }
 
 UniformFillOp::UniformFillOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
-    : FillerOp(def, ws, context),
-      min_(def.Arg<float>("min", -1.f)),
-      max_(def.Arg<float>("max", 1.f)) {
-  CROSSBOW_ENFORCE_VALUE(min_ < max_, def.Label(), ": argument 'min' (", min_,
-                         ") must be below 'max' (", max_, ")");
-}
+    : FillerOp(def, ws, context), range_(UniformFillArgs(def)) {}
 
 void UniformFillOp::Fill(const Shape& shape, float* out) {
-  std::uniform_real_distribution<float> dist(min_, max_);
+  std::uniform_real_distribution<float> dist(range_.min, range_.max);
   std::generate_n(out, NumElements(shape), [&] { return dist(context_->rng()); });
 }
 
 GaussianFillOp::GaussianFillOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
-    : FillerOp(def, ws, context),
-      mean_(def.Arg<float>("mean", 0.f)),
-      std_(def.Arg<float>("std", 1.f)) {
-  CROSSBOW_ENFORCE_VALUE(std_ > 0.f, def.Label(), ": argument 'std' must be positive, got ", std_);
-}
+    : FillerOp(def, ws, context), normal_(GaussianFillArgs(def)) {}
 
 void GaussianFillOp::Fill(const Shape& shape, float* out) {
-  std::normal_distribution<float> dist(mean_, std_);
+  std::normal_distribution<float> dist(normal_.mean, normal_.std);
   std::generate_n(out, NumElements(shape), [&] { return dist(context_->rng()); });
 }
 
@@ -86,12 +98,7 @@ void XavierFillOp::Fill(const Shape& shape, float* out) {
 }
 
 MSRAFillOp::MSRAFillOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
-    : FillerOp(def, ws, context) {
-  const std::string mode = def.Arg<std::string>("mode", "fan_in");
-  CROSSBOW_ENFORCE_VALUE(mode == "fan_in" || mode == "fan_out", def.Label(),
-                         ": argument 'mode' must be 'fan_in' or 'fan_out', got '", mode, "'");
-  fan_out_ = mode == "fan_out";
-}
+    : FillerOp(def, ws, context), fan_out_(MSRAFanOut(def)) {}
 
 void MSRAFillOp::Fill(const Shape& shape, float* out) {
   const int64_t fan = fan_out_ ? FanOut(shape) : FanIn(shape);

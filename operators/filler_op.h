@@ -4,6 +4,22 @@
 
 namespace crossbow {
 
+// Argument rules shared by the CPU and CUDA fillers; each throws a ValueError naming the
+// operator. The `shape` argument (no negative dimension):
+Shape FillerShapeArg(const OperatorDef& def);
+// UniformFill's [min, max) (min < max; default [-1, 1)).
+struct UniformRange {
+  float min, max;
+};
+UniformRange UniformFillArgs(const OperatorDef& def);
+// GaussianFill's mean and std (std > 0; default 0 and 1).
+struct NormalParams {
+  float mean, std;
+};
+NormalParams GaussianFillArgs(const OperatorDef& def);
+// MSRAFill's `mode`: true for "fan_out", false for "fan_in" (the default).
+bool MSRAFanOut(const OperatorDef& def);
+
 // Base of the fillers: one plain float output shaped by the `shape` argument, or by the
 // optional input (ConstantFill only). Random fillers draw from the context's generator.
 class FillerOp : public Operator<CPUContext> {
@@ -35,7 +51,7 @@ class UniformFillOp final : public FillerOp {
 
  private:
   void Fill(const Shape& shape, float* out) override;
-  float min_, max_;
+  UniformRange range_;
 };
 
 // Normal(mean, std).
@@ -45,7 +61,7 @@ class GaussianFillOp final : public FillerOp {
 
  private:
   void Fill(const Shape& shape, float* out) override;
-  float mean_, std_;
+  NormalParams normal_;
 };
 
 // Uniform in +-sqrt(3 / fan_in) (Caffe's Xavier): variance 1 / fan_in.

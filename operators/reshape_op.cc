@@ -8,8 +8,6 @@ namespace crossbow {
 
 using namespace dnnl_utils;
 
-namespace {
-
 Shape FlattenedShape(const OperatorDef& def, const Shape& x) {
   CROSSBOW_ENFORCE_VALUE(!x.empty(), def.Label(), ": input '", def.inputs[0],
                          "' is a scalar; Flatten needs at least one dimension");
@@ -49,6 +47,8 @@ void EnforceSameSize(const OperatorDef& def, const Shape& dy, const Shape& x) {
                          "' of shape ", ShapeString(dy), " cannot take the shape of '",
                          def.inputs[1], "' ", ShapeString(x), ": element counts differ");
 }
+
+namespace {
 
 // Y = X's elements in row-major order under `shape`, plain.
 void CopyReshaped(const Tensor& x, const Shape& shape, Tensor* y, ReorderCache* to_plain,

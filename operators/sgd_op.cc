@@ -4,25 +4,6 @@ namespace crossbow {
 
 namespace {
 
-// Throws a ValueError naming the operator unless grad and momentum match param and lr is
-// one float. shape(i) and dtype(i) describe input i (from tensors, or at shape inference).
-template <typename ShapeOf, typename DtypeOf>
-void EnforceSGDInputs(const OperatorDef& def, ShapeOf shape, DtypeOf dtype) {
-  for (int i = 0; i < 4; ++i) {
-    CROSSBOW_ENFORCE_VALUE(dtype(i) == DataType::kFloat32, def.Label(), ": input ", i, " '",
-                           def.inputs[i], "' must be float32, got ", DataTypeName(dtype(i)));
-  }
-  for (int i : {1, 2}) {
-    CROSSBOW_ENFORCE_VALUE(shape(i) == shape(0), def.Label(), ": input ", i, " '", def.inputs[i],
-                           "' has shape ", ShapeString(shape(i)),
-                           ", expected the shape of input 0 '", def.inputs[0], "' ",
-                           ShapeString(shape(0)));
-  }
-  CROSSBOW_ENFORCE_VALUE(shape(3).size() <= 1 && NumElements(shape(3)) == 1, def.Label(),
-                         ": input 3 '", def.inputs[3], "' has shape ", ShapeString(shape(3)),
-                         ", expected [] or [1]");
-}
-
 // Branch-free so that it vectorises: Nesterov is a = momentum, b = lr; classical a = 1, b = 0.
 void MomentumStep(float* __restrict param, float* __restrict velocity, const float* __restrict grad,
                   int64_t n, float lr, float momentum, float weight_decay, float a, float b) {

@@ -1,0 +1,12 @@
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace crossbow::cuda {
+
+// out = a + b over n floats; out may be a or b.
+void LaunchAdd(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream);
+
+}  // namespace crossbow::cuda
