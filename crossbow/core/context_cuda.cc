@@ -48,6 +48,14 @@ CUDAContext::CUDAContext(int gpu, uint64_t seed) : gpu_(gpu), seed_(seed) {
   // Results must match the CPU to 1e-4: no TF32 in cuBLAS (cuDNN's convolutions are set per
   // descriptor by the operators).
   CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
+  // cuBLAS would otherwise take its workspace from a pool of its own, which a CUDA graph
+  // capture may not allocate from; 32 MiB is what cuBLAS asks for on Hopper.
+  constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
+  const cudaStream_t caller_stream = cuda::CurrentStream();
+  cuda::SetCurrentStream(stream_);  // the block belongs to this context's stream
+  cublas_workspace_ = AllocateOn(device(), kCublasWorkspaceBytes);
+  cuda::SetCurrentStream(caller_stream);
+  CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_.get(), kCublasWorkspaceBytes));
   CUDA_CHECK(cudaMalloc(&random_offset_, sizeof(unsigned long long)));
   CUDA_CHECK(cudaMemsetAsync(random_offset_, 0, sizeof(unsigned long long), stream_));
 }

@@ -55,6 +55,7 @@ class CUDAContext final : public ContextBase {
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   unsigned long long* random_offset_ = nullptr;
+  std::shared_ptr<uint8_t> cublas_workspace_;
   std::vector<std::shared_ptr<uint8_t>> scratch_;  // the last is the largest
   size_t scratch_bytes_ = 0;
 };
