@@ -60,7 +60,7 @@ def meta(device):
             "cudnn_benchmark": torch.backends.cudnn.benchmark,
             "tf32_matmul": getattr(torch.backends.cuda.matmul, "allow_tf32", None),
             "tf32_cudnn": getattr(torch.backends.cudnn, "allow_tf32", None)}
-    if device.type == "cuda":
+    if device.type == "cuda" and torch.cuda.is_available():
         info.update(cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
                     gpu=torch.cuda.get_device_name(device))
     return info
@@ -79,19 +79,20 @@ def main():
     args = p.parse_args()
     import torch
     device = torch.device(args.device)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        print(json.dumps({"bench": "torch", "error": "torch sees no CUDA device"}), flush=True)
-        return 1
     torch.backends.cudnn.benchmark = True
     if args.tf32 == "off":
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
     results = []
     for batch in args.batches:
-        try:
-            result = measure(batch, args, device)
-        except Exception as e:  # one batch size failing (out of memory) leaves the others
-            result = {"bench": "torch", "batch_size": batch, "error": f"{type(e).__name__}: {e}"}
+        if device.type == "cuda" and not torch.cuda.is_available():
+            result = {"bench": "torch", "batch_size": batch, "error": "torch sees no CUDA device"}
+        else:
+            try:
+                result = measure(batch, args, device)
+            except Exception as e:  # one batch size failing (out of memory) leaves the others
+                result = {"bench": "torch", "batch_size": batch,
+                          "error": f"{type(e).__name__}: {e}"}
         results.append(result)
         print(json.dumps(result), flush=True)
     if args.output:
