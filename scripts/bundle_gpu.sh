@@ -46,7 +46,9 @@ while read -r name path; do
     linux-vdso* | ld-linux* | libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | \
       libresolv.so* | libutil.so*) ;;
     libcuda.so* | libcudart* | libcublas* | libcudnn* | libnccl* | libnvrtc* | libnvJitLink* | \
-      libcufft* | libcurand* | libcusparse* | libcusolver* | libnvToolsExt*) needs_cuda+=("$name") ;;
+      libcufft* | libcurand* | libcusparse* | libcusolver* | libnvToolsExt*)
+      needs_cuda+=("$name")
+      ;;
     libstdc++* | libgcc_s* | libgomp*) cp -L "$path" "$out/lib/compat/$name" ;;
     libcrossbow.so) ;;
     *)
@@ -70,7 +72,8 @@ gpu_code() {  # what GPU code a library carries, for the MANIFEST
 }
 
 {
-  echo "commit $(git -C "$root" rev-parse HEAD)$(git -C "$root" diff --quiet HEAD || echo ' (modified)')"
+  modified=$(git -C "$root" diff --quiet HEAD || echo " (modified)")
+  echo "commit $(git -C "$root" rev-parse HEAD)$modified"
   echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "GPU code: $(gpu_code "$out/lib/libcrossbow.so")"
   echo "needs from the GPU machine: ${needs_cuda[*]:-nothing} (and the CUDA driver)"
@@ -79,5 +82,6 @@ gpu_code() {  # what GPU code a library carries, for the MANIFEST
 
 tar -C "$(dirname "$out")" -cf - "$(basename "$out")" | xz -T0 -9 >"$out.tar.xz"
 bytes=$(stat -c %s "$out.tar.xz")
-echo "bundle: $out.tar.xz, $((bytes / 1024 / 1024)) MiB ($bytes bytes; $(du -sh "$out" | cut -f1) unpacked)"
+echo "bundle: $out.tar.xz, $((bytes / 1024 / 1024)) MiB ($bytes bytes;" \
+  "$(du -sh "$out" | cut -f1) unpacked)"
 [ "$bytes" -le $((60 * 1024 * 1024)) ] || die "the bundle is over 60 MiB"

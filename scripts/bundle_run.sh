@@ -19,22 +19,30 @@ missing() {  # the libraries that the bundle's programs do not find
     sort -u
 }
 
+add_path() {  # appends folder $1 to LD_LIBRARY_PATH; fails if it is there already
+  case ":$LD_LIBRARY_PATH:" in *":$1:"*) return 1 ;; esac
+  LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$1"
+}
+
+site_packages() {
+  local python
+  python=$(command -v python3 || true)
+  [ -z "$python" ] || "$python" -c \
+    'import site; print("\n".join(site.getsitepackages() + [site.getusersitepackages()]))' \
+    2>/dev/null || true
+}
+
 cuda_dirs() {  # folders that may hold CUDA's libraries, most specific first
-  local d
+  local d sp
   for d in ${CUDA_HOME:+"$CUDA_HOME/lib64" "$CUDA_HOME/lib"} /usr/local/cuda/lib64 \
     /usr/local/cuda/lib /usr/local/cuda-*/lib64 /usr/local/cuda-*/targets/x86_64-linux/lib; do
     if [ -d "$d" ]; then echo "$d"; fi
   done
-  local python
-  python=$(command -v python3 || true)
-  [ -n "$python" ] || return 0
-  "$python" -c 'import site; print("\n".join(site.getsitepackages() + [site.getusersitepackages()]))' \
-    2>/dev/null | while read -r sp; do
+  for sp in $(site_packages); do
     for d in "$sp"/nvidia/*/lib "$sp"/nvidia/*/*/lib "$sp"/torch/lib; do
       if [ -d "$d" ]; then echo "$d"; fi
     done
   done
-  return 0
 }
 
 # Adds the first folder that holds each missing library until none is missing or none helps.
@@ -46,7 +54,7 @@ find_cuda_libraries() {
     for lib in $(missing); do
       for d in $dirs; do
         if [ -e "$d/$lib" ]; then
-          case ":$LD_LIBRARY_PATH:" in *":$d:"*) ;; *) LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$d" added=1 ;; esac
+          if add_path "$d"; then added=1; fi
           break
         fi
       done
@@ -55,16 +63,22 @@ find_cuda_libraries() {
   done
 }
 
+version_missing() { ldd "$here"/bin/* 2>&1 | grep "version .* not found"; }
+
 [ -z "$(missing)" ] || find_cuda_libraries
-if ldd "$here"/bin/* 2>&1 | grep -q "version .* not found"; then
-  LD_LIBRARY_PATH="$here/lib/compat:$LD_LIBRARY_PATH"
-fi
+# cuDNN opens its sub-libraries (libcudnn_cnn.so.9, ...) by name at run time: the folders where
+# CUDA's libraries were found go on the path too, however the loader found them.
+for d in $(ldd "$here"/bin/* 2>/dev/null |
+  awk '$1 ~ /^lib(cudnn|cublas|cudart|nccl)/ && $3 ~ /^\// {print $3}' | xargs -r -n1 dirname); do
+  add_path "$d" || true
+done
+if version_missing >/dev/null; then LD_LIBRARY_PATH="$here/lib/compat:$LD_LIBRARY_PATH"; fi
 
 if [ "${1:-}" = "--check" ]; then
   absent=$(missing)
-  if [ -n "$absent" ] || ldd "$here"/bin/* 2>&1 | grep -q "version .* not found"; then
+  if [ -n "$absent" ] || version_missing >/dev/null; then
     echo "bundle $here: libraries not found: ${absent:-none}" >&2
-    ldd "$here"/bin/* 2>&1 | grep "version .* not found" >&2 || true
+    version_missing >&2 || true
     echo "searched: LD_LIBRARY_PATH=$LD_LIBRARY_PATH" >&2
     exit 1
   fi

@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
   esac
   shift 2
 done
-[ -n "$bundle$build" ] && [ -z "$bundle" -o -z "$build" ] || usage
+if [ -z "$bundle$build" ] || { [ -n "$bundle" ] && [ -n "$build" ]; }; then usage; fi
 mkdir -p "$out/logs" "$out/bench"
 out=$(cd "$out" && pwd)
 (cd "$out" && rm -f steps.jsonl bench/*.json gpu_check.json parity.json gpu_tests.json torch.json)
@@ -103,7 +103,8 @@ if [ -n "$bundle" ]; then
     bundle=$(find "$unpacked" -mindepth 1 -maxdepth 1 -type d | head -1)
   fi
   for f in run bin/crossbow_bench bin/crossbow_cuda_tests lib/libcrossbow.so specs/resnet32.json; do
-    [ -e "$bundle/$f" ] || incomplete "the bundle $bundle has no $f (make it with scripts/bundle_gpu.sh)"
+    [ -e "$bundle/$f" ] ||
+      incomplete "the bundle $bundle has no $f (make it with scripts/bundle_gpu.sh)"
   done
   "$bundle/run" --check >"$out/logs/libraries.log" 2>&1 ||
     incomplete "libraries missing: $(cat "$out/logs/libraries.log")"
@@ -114,7 +115,8 @@ if [ -n "$bundle" ]; then
 else
   build=$(cd "$build" && pwd)
   for f in crossbow_bench crossbow_cuda_tests; do
-    [ -x "$build/$f" ] || incomplete "$build has no $f (configure with -DCROSSBOW_CUDA=ON, build $f)"
+    [ -x "$build/$f" ] ||
+      incomplete "$build has no $f (configure with -DCROSSBOW_CUDA=ON, build $f)"
   done
   bench=("$build/crossbow_bench")
   tests=("$build/crossbow_cuda_tests")
@@ -134,7 +136,8 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >"$out/logs/nvidia_smi.
   report
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader \
-  >"$out/gpu.csv" 2>>"$out/logs/nvidia_smi.txt" || true
+  >"$out/gpu.csv" 2>>"$out/logs/nvidia_smi.txt" ||
+  head -1 "$out/logs/nvidia_smi.txt" >"$out/gpu.csv"
 record gpu ok
 
 run_step parity 180 "$out/logs/parity.out" env NVIDIA_TF32_OVERRIDE=0 "${tests[@]}" \
