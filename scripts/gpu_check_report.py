@@ -7,7 +7,6 @@ report failed). Stdlib only.
 
     python3 scripts/gpu_check_report.py OUT
 """
-import glob
 import json
 import os
 import re
@@ -54,18 +53,20 @@ def gtest(out, step, steps, need_tests):
 
 
 def bench_runs(out, steps):
+    """One entry per benchmark step, run or skipped: crossbow_bench's JSON line, or an error."""
     runs = []
-    for path in sorted(glob.glob(os.path.join(out, "bench", "b*_l*.json"))):
-        batch, learners = re.match(r"b(\d+)_l(\w+)\.json", os.path.basename(path)).groups()
-        step = f"bench_b{batch}_l{learners}"
+    for step, record in steps.items():
+        m = re.fullmatch(r"bench_b(\d+)_l(\w+)", step)
+        if not m:
+            continue
         try:
-            with open(path) as f:
-                lines = [line for line in f if line.startswith("{")]
-            run = json.loads(lines[-1])
+            with open(os.path.join(out, "bench", f"b{m[1]}_l{m[2]}.json")) as f:
+                run = json.loads([line for line in f if line.startswith("{")][-1])
         except (OSError, ValueError, IndexError):
-            run = {"error": f"{steps.get(step, {}).get('status', 'no output')}: "
-                            f"{log_tail(out, step)}"}
-        run.update(batch_size=int(batch), learners=learners)
+            why = {"skipped": "the time budget was spent",
+                   "timeout": f"killed after {record.get('seconds')} s"}.get(record["status"], "")
+            run = {"error": f"{record['status']}: {why} {log_tail(out, step)}".strip()}
+        run.update(batch_size=int(m[1]), learners=m[2])
         runs.append(run)
     return runs
 

@@ -150,7 +150,8 @@ def test_bundle_launcher_finds_cuda_libraries(tmp_path):
 def write_check_results(out, auto32=1500.0, parity_failures=()):
     """A gpu_check.sh folder as a run on a GPU leaves it."""
     (out / "bench").mkdir(parents=True)
-    steps = ["programs", "gpu", "parity", "gpu_tests", "torch"]
+    steps = ["programs", "gpu", "parity", "gpu_tests", "torch", "bench_b32_l1", "bench_b32_l8",
+             "bench_b32_lauto"]
     (out / "steps.jsonl").write_text("".join(
         json.dumps({"step": s, "status": "ok", "rc": 0, "seconds": 1}) + "\n" for s in steps))
     (out / "gpu.csv").write_text("NVIDIA H200, 580.65, 143771 MiB, 9.0\n")
@@ -198,9 +199,15 @@ def test_report_fails_on_a_parity_failure_and_a_benchmark_error(tmp_path):
     rc, text, summary = report(tmp_path / "a")
     assert rc == 1 and "failed: OpParityCuda.Conv" in text
     write_check_results(tmp_path / "b")
-    (tmp_path / "b" / "bench" / "b16_l1.json").write_text('{"error": "out of memory"}\n')
+    (tmp_path / "b" / "bench" / "b32_l8.json").write_text('{"error": "out of memory"}\n')
     rc, text, _ = report(tmp_path / "b")
     assert rc == 4 and "error: out of memory" in text
+    write_check_results(tmp_path / "c")
+    with open(tmp_path / "c" / "steps.jsonl", "a") as f:
+        f.write(json.dumps({"step": "bench_b64_l1", "status": "skipped"}) + "\n")
+    rc, text, summary = report(tmp_path / "c")
+    assert rc == 4 and "error: skipped: the time budget was spent" in text
+    assert summary["crossbow"][-1]["batch_size"] == 64
 
 
 def torch_python():
