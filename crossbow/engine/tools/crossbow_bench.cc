@@ -170,7 +170,7 @@ json Run() {
     ++iterations;
     seconds = std::chrono::duration<double>(Clock::now() - start).count();
   } while (seconds < FLAGS_seconds);
-  out["images_per_s"] = images / seconds;
+  out["images_per_s"] = static_cast<double>(images) / seconds;
   out["iterations"] = iterations;
   out["images"] = images;
   out["seconds"] = seconds;
