@@ -1,6 +1,6 @@
 """The ``crossbow`` command: ``crossbow ops [NAME]``, ``crossbow summary NET``,
-``crossbow spec NET``, ``crossbow convert SUBCOMMAND ...``, ``crossbow train``, ``crossbow eval``,
-``crossbow plot METRICS...``."""
+``crossbow spec --net NET``, ``crossbow convert SUBCOMMAND ...``, ``crossbow train``,
+``crossbow eval``, ``crossbow plot METRICS...``."""
 import argparse
 import sys
 
