@@ -3,7 +3,7 @@
 conv3x3 16 + BN + ReLU, three stages of n basic blocks at 16/32/64 channels (stride 2
 at stages 2 and 3), global average pool, FC. Shortcuts are option A (parameter free):
 MaxPool(kernel 1, stride 2) subsamples and ChannelPad appends zero channels.
-ResNet-20/32/56/110: 272,474 / 464,154 / 855,770 / 1,730,714 parameters (10 classes).
+ResNet-20/32/56/110: 269,722 / 464,154 / 853,018 / 1,727,962 parameters (10 classes).
 """
 from crossbow.builder import ModelBuilder
 

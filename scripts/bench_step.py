@@ -45,49 +45,12 @@ def crossbow_worker(batch, iters, threads):
 
 def torch_worker(batch, iters, threads):
     import torch
-    import torch.nn as nn
     import torch.nn.functional as F
+    from torch_resnet import cifar_resnet
 
     torch.set_num_threads(threads)
-
-    class Block(nn.Module):
-        def __init__(self, cin, cout, stride):
-            super().__init__()
-            self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-            self.b1 = nn.BatchNorm2d(cout)
-            self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-            self.b2 = nn.BatchNorm2d(cout)
-            self.pad = cout - cin
-            self.stride = stride
-
-        def forward(self, x):
-            out = F.relu(self.b1(self.c1(x)))
-            out = self.b2(self.c2(out))
-            short = x
-            if self.stride != 1 or self.pad:  # option A: subsample, zero channels appended
-                short = F.pad(x[:, :, ::self.stride, ::self.stride], (0, 0, 0, 0, 0, self.pad))
-            return F.relu(out + short)
-
-    class ResNet(nn.Module):
-        def __init__(self, n=5, classes=10):
-            super().__init__()
-            self.conv = nn.Conv2d(3, 16, 3, 1, 1, bias=False)
-            self.bn = nn.BatchNorm2d(16)
-            layers, cin = [], 16
-            for cout, stride in ((16, 1), (32, 2), (64, 2)):
-                for i in range(n):
-                    layers.append(Block(cin, cout, stride if i == 0 else 1))
-                    cin = cout
-            self.layers = nn.Sequential(*layers)
-            self.fc = nn.Linear(64, classes)
-
-        def forward(self, x):
-            x = self.layers(F.relu(self.bn(self.conv(x))))
-            return self.fc(F.adaptive_avg_pool2d(x, 1).flatten(1))
-
     torch.manual_seed(1)
-    model = ResNet()
-    assert sum(p.numel() for p in model.parameters()) == 464154
+    model = cifar_resnet(32)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
     x = torch.randn(batch, 3, 32, 32)
     y = torch.randint(0, 10, (batch,))

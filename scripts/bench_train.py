@@ -39,25 +39,7 @@ import torchvision, torchvision.transforms as T
 mode, folder, batch, seconds, target = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 torch.set_num_threads(torch.get_num_threads())
 
-class Block(nn.Module):
-    def __init__(s, cin, cout, stride):
-        super().__init__()
-        s.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False); s.b1 = nn.BatchNorm2d(cout)
-        s.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False); s.b2 = nn.BatchNorm2d(cout)
-        s.pad = cout - cin; s.stride = stride
-    def forward(s, x):
-        y = s.b2(s.c2(F.relu(s.b1(s.c1(x)))))
-        sc = x[:, :, ::s.stride, ::s.stride] if s.stride > 1 else x
-        if s.pad: sc = F.pad(sc, (0, 0, 0, 0, 0, s.pad))
-        return F.relu(y + sc)
-
-def resnet(depth):
-    n = (depth - 2) // 6; layers = [nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU()]
-    cin = 16
-    for cout, stride in ((16, 1), (32, 2), (64, 2)):
-        for i in range(n):
-            layers.append(Block(cin, cout, stride if i == 0 else 1)); cin = cout
-    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+from torch_resnet import cifar_resnet as resnet
 
 norm = T.Normalize((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616))
 train = torchvision.datasets.ImageFolder(folder + "/train", T.Compose([T.RandomCrop(32, 4), T.RandomHorizontalFlip(), T.ToTensor(), norm]))
@@ -110,6 +92,7 @@ def prepare(work):
 
 def peer(mode, folder, batch, seconds, target=0.8):
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    env["PYTHONPATH"] = os.path.join(ROOT, "scripts")  # torch_resnet
     out = subprocess.run(["/usr/bin/python3", "-c", PEER, mode, folder, str(batch), str(seconds),
                           str(target)], env=env, check=True, capture_output=True, text=True)
     return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]

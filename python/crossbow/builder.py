@@ -16,11 +16,20 @@ import functools
 import json
 import math
 import numbers
+import re
 
 from crossbow import _native, shapes
 
 # Arguments that the operators read as floats: JSON must carry them as 1.0, not 1.
 FLOAT_ARGS = {"epsilon", "momentum", "ratio", "value", "min", "max", "mean", "std"}
+
+
+def check_device(device):
+    """Returns ``device`` if it names one device as C++'s ParseDevice reads it: "cpu", "cuda"
+    (GPU 0) or "cuda:N"; raises ValueError otherwise."""
+    if isinstance(device, str) and re.fullmatch(r"cpu|cuda(:\d+)?", device):
+        return device
+    raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
 
 
 def _json_value(key, v):
@@ -369,8 +378,9 @@ class ModelBuilder:
         return json.dumps(self.net_def())
 
     def to_spec(self, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=False, seed=0,
-                threads=1):
-        """The learner spec (a dict; ``json.dumps`` it for ``_C.Learner``)."""
+                threads=1, device="cpu"):
+        """The learner spec (a dict; ``json.dumps`` it for ``_C.Learner``); ``device`` is where
+        the learner runs: "cpu", "cuda" or "cuda:N"."""
         if self.input_name is None:
             raise ValueError(f"model '{self.name}' has no input: call m.input(name, shape=...)")
         if self.loss is None:
@@ -387,7 +397,7 @@ class ModelBuilder:
             "state": list(self.state),
             "solver": {"lr": float(lr), "momentum": float(momentum),
                        "weight_decay": float(weight_decay), "nesterov": bool(nesterov)},
-            "seed": int(seed), "threads": int(threads),
+            "seed": int(seed), "threads": int(threads), "device": check_device(device),
         }
 
     @property

@@ -1,6 +1,6 @@
 """The ``crossbow`` command: ``crossbow ops [NAME]``, ``crossbow summary NET``,
-``crossbow convert SUBCOMMAND ...``, ``crossbow train``, ``crossbow eval``,
-``crossbow plot METRICS...``."""
+``crossbow spec --net NET``, ``crossbow convert SUBCOMMAND ...``, ``crossbow train``,
+``crossbow eval``, ``crossbow plot METRICS...``."""
 import argparse
 import sys
 
@@ -23,6 +23,37 @@ def _summary(args):
     from crossbow import nets
     print(nets.builder(args.net, num_classes=args.num_classes).summary())
     return 0
+
+
+def _spec(args):
+    import json
+    from crossbow import nets
+    spec = nets.builder(args.net, num_classes=args.num_classes).to_spec(
+        lr=args.lr, momentum=args.momentum, weight_decay=args.weight_decay, seed=args.seed,
+        threads=args.threads, device=args.device)
+    text = json.dumps(spec)
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+def _add_spec(sub, names):
+    spec = sub.add_parser("spec", help="write a zoo net's learner spec (JSON) for the C++ tools, "
+                                       "e.g. crossbow_bench --spec")
+    spec.add_argument("--net", required=True, choices=names, metavar="NET", help=", ".join(names))
+    spec.add_argument("--num-classes", type=int, default=None,
+                      help="classes of the last layer (default: the net's dataset)")
+    spec.add_argument("--device", default="cpu", help="where learners run: cpu, cuda or cuda:N")
+    spec.add_argument("--lr", type=float, default=0.1)
+    spec.add_argument("--momentum", type=float, default=0.9)
+    spec.add_argument("--weight-decay", type=float, default=1e-4)
+    spec.add_argument("--seed", type=int, default=0)
+    spec.add_argument("--threads", type=int, default=1, help="CPU threads of each learner")
+    spec.add_argument("--output", "-o", help="file to write (default: standard output)")
+    spec.set_defaults(run=_spec)
 
 
 def _train(args):
@@ -96,6 +127,7 @@ def parser():
     summ.add_argument("--num-classes", type=int, default=None,
                       help="classes of the last layer (default: the net's dataset)")
     summ.set_defaults(run=_summary)
+    _add_spec(sub, NAMES)
     from crossbow import convert
     convert.add_parser(sub)
     _add_training(sub, NAMES)

@@ -53,10 +53,10 @@ class Model:
     """A builder's net compiled into one C++ learner (created on first use)."""
 
     def __init__(self, builder, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=False,
-                 seed=0, threads=1):
+                 seed=0, threads=1, device="cpu"):
         self.builder = builder
         self.spec = builder.to_spec(lr=lr, momentum=momentum, weight_decay=weight_decay,
-                                    nesterov=nesterov, seed=seed, threads=threads)
+                                    nesterov=nesterov, seed=seed, threads=threads, device=device)
         self.input_shape = tuple(builder.input_shape)
         self.num_classes = builder.num_classes
         self._learner = None

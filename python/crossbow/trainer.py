@@ -17,7 +17,8 @@ OPTIONS = {
     "batch_size": (16, int, "images per learner per iteration"),
     "learners": ("auto", str, "learners per device: a number, or auto (the autotuner picks)"),
     "sync": ("sma", str, "sma (model averaging), ssgd (synchronous SGD) or sgd (one learner)"),
-    "devices": ("cpu", str, "cpu (all cores, one device) or groups: cpu:0-1,cpu:2-3"),
+    "devices": ("cpu", str, "cpu (all cores, one device), groups such as cpu:0-1,cpu:2-3, or "
+                "GPUs such as cuda:0,cuda:1 (cuda:0,cuda:0: two devices on one GPU)"),
     "epochs": (None, int, "stop after this many epochs"),
     "iterations": (None, int, "stop after this many iterations"),
     "time_limit": (None, float, "stop after this many seconds of training"),
@@ -118,7 +119,8 @@ class Trainer:
             C = _native.load()
             spec = self.builder.to_spec(lr=o["lr"], momentum=o["momentum"],
                                         weight_decay=o["weight_decay"], seed=o["seed"],
-                                        threads=o["threads_per_learner"])
+                                        threads=o["threads_per_learner"],
+                                        device=spec_device(o["devices"]))
             native = {k: v for k, v in o.items() if v is not None}
             native["steps"] = [float(s) for s in o["steps"]]
             train, test = self._sources(C)
@@ -182,6 +184,13 @@ def _source(db, builder, o, train):
                    mirror=augment, rgb=True, mean=CIFAR_MEAN if cifar else None,
                    std=CIFAR_STD if cifar else None, seed=o["seed"], workers=o["workers"],
                    num_classes=builder.num_classes).source
+
+
+def spec_device(devices):
+    """The learner spec's device for an engine on `devices`: its first GPU, or the CPU (the
+    engine places each learner on its own device; the spec names where the model starts)."""
+    first = devices.split(",")[0].strip()
+    return first if first.startswith("cuda") else "cpu"
 
 
 def _builder(net, num_classes):

@@ -1,0 +1,212 @@
+// crossbow_bench: training throughput of a learner spec with the engine (many learners per
+// device, SMA by default) on synthetic data held in memory, on the CPU or on GPUs. Prints one
+// JSON line on standard output (logs go to standard error); on failure the line carries
+// "error" and the exit code is 1.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "crossbow/core/enforce.h"
+#include "crossbow/engine/array_source.h"
+#include "crossbow/engine/autotuner.h"
+#include "crossbow/engine/engine.h"
+#include "crossbow/engine/learner_spec.h"
+#ifdef CROSSBOW_WITH_CUDA
+#include "crossbow/core/context_cuda.h"
+#endif
+
+DEFINE_string(spec, "", "learner spec JSON file (crossbow spec --net resnet32 > resnet32.json)");
+DEFINE_string(devices, "cpu", "cpu, cpu:0-1,cpu:2-3, cuda:0, cuda:0,cuda:1 or cuda:0,cuda:0");
+DEFINE_int32(batch_size, 32, "images per learner per iteration");
+DEFINE_string(learners, "1", "learners per device: a number, or auto (the autotuner picks)");
+DEFINE_string(sync, "sma", "sma, ssgd or sgd");
+DEFINE_int32(warmup_iterations, 5, "iterations before measuring (plans compile, graphs record)");
+DEFINE_double(seconds, 3, "seconds measured (after warm-up and autotuning)");
+DEFINE_int32(examples, 1024, "synthetic examples in memory (rounded up to whole batches)");
+DEFINE_int32(num_classes, 10, "labels are drawn from [0, num_classes)");
+DEFINE_int32(threads_per_learner, 1, "CPU threads of each learner's operators");
+DEFINE_uint64(seed, 0, "seed of the data and of the engine");
+DEFINE_double(autotune_threshold, 0.1, "auto: add a learner while throughput grows more");
+DEFINE_int32(autotune_warmup, 3, "auto: iterations after each change, not measured");
+DEFINE_int32(autotune_window, 20, "auto: iterations measured per setting");
+DEFINE_int32(max_learners, 16, "auto: most learners per device");
+DEFINE_double(memory_limit_gib, 0,
+              "auto: memory for all learners (0: 90% of the GPUs' memory, or the host's free)");
+
+namespace crossbow {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+std::string ReadFile(const std::string& path) {
+  CROSSBOW_ENFORCE_VALUE(!path.empty(), "--spec is required (crossbow spec --net NET > FILE)");
+  std::ifstream in(path);
+  CROSSBOW_ENFORCE_VALUE(in.good(), "cannot read the spec file '", path, "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::unique_ptr<ArraySource> SyntheticSource(const Shape& example, int64_t batch) {
+  CROSSBOW_ENFORCE_VALUE(batch >= 1 && FLAGS_examples >= 1 && FLAGS_num_classes >= 1,
+                         "--batch_size, --examples and --num_classes must be >= 1");
+  const int64_t n = (FLAGS_examples + batch - 1) / batch * batch;
+  int64_t size = 1;
+  for (int64_t d : example) size *= d;
+  std::mt19937 rng(static_cast<uint32_t>(FLAGS_seed));
+  std::normal_distribution<float> pixel;
+  std::uniform_int_distribution<int32_t> label(0, FLAGS_num_classes - 1);
+  std::vector<float> images(n * size);
+  std::vector<int32_t> labels(n);
+  for (float& v : images) v = pixel(rng);
+  for (int32_t& v : labels) v = label(rng);
+  return std::make_unique<ArraySource>(std::move(images), std::move(labels), example, batch);
+}
+
+std::set<int> Gpus(const std::vector<DeviceLayout>& devices) {
+  std::set<int> gpus;
+  for (const auto& d : devices) {
+    if (d.device.type == DeviceType::kCUDA) gpus.insert(d.device.index);
+  }
+  return gpus;
+}
+
+// The autotuner's limit for all learners: 90% of each GPU used, or the host's free memory.
+size_t MemoryLimit(const std::vector<DeviceLayout>& devices) {
+  if (FLAGS_memory_limit_gib > 0) return static_cast<size_t>(FLAGS_memory_limit_gib * (1 << 30));
+  size_t limit = 0;
+#ifdef CROSSBOW_WITH_CUDA
+  for (int gpu : Gpus(devices)) limit += cuda::MemoryInfo(gpu).second / 10 * 9;
+#endif
+  return limit;  // 0: the autotuner takes the host's available memory
+}
+
+json GpuMemory(const std::vector<DeviceLayout>& devices) {
+  json out = json::array();
+#ifdef CROSSBOW_WITH_CUDA
+  for (int gpu : Gpus(devices)) {
+    const auto [free, total] = cuda::MemoryInfo(gpu);
+    const auto [in_use, cached] = cuda::AllocatorStats(gpu);
+    out.push_back({{"gpu", gpu},
+                   {"allocator_in_use_bytes", in_use},
+                   {"allocator_cached_bytes", cached},
+                   {"free_bytes", free},
+                   {"total_bytes", total}});
+  }
+#endif
+  return out;
+}
+
+json Autotune(Engine& engine, const std::vector<DeviceLayout>& devices) {
+  AutotunerOptions options;
+  options.threshold = FLAGS_autotune_threshold;
+  options.max_learners = FLAGS_max_learners;
+  options.memory_limit_bytes = MemoryLimit(devices);
+  options.warmup_iterations = FLAGS_autotune_warmup;
+  options.window_iterations = FLAGS_autotune_window;
+  const auto start = Clock::now();
+  const AutotuneResult result = Autotuner(options).Run(&engine);
+  json decisions = json::array();
+  for (const auto& d : result.decisions) {
+    decisions.push_back({{"learners_per_device", d.learners_per_device},
+                         {"images_per_s", d.images_per_second},
+                         {"action", d.action}});
+  }
+  return {{"chosen", result.learners_per_device},
+          {"decisions", decisions},
+          {"images_trained", result.images_trained},
+          {"seconds", std::chrono::duration<double>(Clock::now() - start).count()}};
+}
+
+json Run() {
+  const LearnerSpec spec = LearnerSpec::FromJson(ReadFile(FLAGS_spec));
+  EngineOptions options;
+  options.devices = ParseDevices(FLAGS_devices);
+  options.sync = ParseSyncMode(FLAGS_sync);
+  options.threads_per_learner = FLAGS_threads_per_learner;
+  options.seed = FLAGS_seed;
+  // Random labels can drive a net without batch norm to a non-finite loss; the throughput is
+  // still measured, and "skipped_updates" says how often it happened.
+  options.skip_nan = true;
+  const bool autotune = FLAGS_learners == "auto";
+  if (!autotune) {
+    size_t used = 0;
+    try {
+      options.learners_per_device = std::stoi(FLAGS_learners, &used);
+    } catch (const std::exception&) {
+    }
+    CROSSBOW_ENFORCE_VALUE(used == FLAGS_learners.size() && options.learners_per_device >= 1,
+                           "--learners must be 'auto' or a number >= 1, got '", FLAGS_learners,
+                           "'");
+  }
+  CROSSBOW_ENFORCE_VALUE(FLAGS_warmup_iterations >= 0 && FLAGS_seconds > 0,
+                         "--warmup_iterations must be >= 0 and --seconds > 0");
+  auto source = SyntheticSource(spec.input_shape, FLAGS_batch_size);
+  Engine engine(spec, options, source.get());
+  json out;
+  auto warm_up = [&] {
+    for (int i = 0; i < FLAGS_warmup_iterations; ++i) engine.Iterate();
+  };
+  warm_up();
+  if (autotune) {
+    out["autotune"] = Autotune(engine, options.devices);
+    warm_up();  // the chosen count may have just lost learners
+  }
+  int64_t iterations = 0, images = 0, skipped = 0;
+  double seconds = 0;
+  const auto start = Clock::now();
+  do {
+    const IterationResult r = engine.Iterate();
+    images += r.images;
+    skipped += r.skipped;
+    ++iterations;
+    seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  } while (seconds < FLAGS_seconds);
+  out["images_per_s"] = static_cast<double>(images) / seconds;
+  out["iterations"] = iterations;
+  out["images"] = images;
+  out["seconds"] = seconds;
+  out["skipped_updates"] = skipped;
+  out["learners_per_device"] = engine.learners_per_device();
+  out["num_learners"] = engine.num_learners();
+  out["learner_memory_bytes"] = engine.LearnerMemoryBytes();
+  out["gpu_memory"] = GpuMemory(options.devices);
+  out["spec_device"] = spec.device.ToString();
+  out["net"] = spec.name;
+  return out;
+}
+
+}  // namespace
+}  // namespace crossbow
+
+int main(int argc, char** argv) {
+  FLAGS_logtostderr = true;
+  gflags::SetUsageMessage(
+      "training throughput on synthetic data; prints one JSON line. Usage:\n"
+      "  crossbow_bench --spec resnet32.json --devices cuda:0 --batch_size 32 --learners auto");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  nlohmann::json out;
+  int rc = 0;
+  try {
+    out = crossbow::Run();
+  } catch (const std::exception& e) {
+    out["error"] = e.what();
+    rc = 1;
+  }
+  out["bench"] = "engine";
+  out["devices"] = FLAGS_devices;
+  out["batch_size"] = FLAGS_batch_size;
+  out["learners"] = FLAGS_learners;
+  out["sync"] = FLAGS_sync;
+  std::cout << out.dump() << std::endl;
+  return rc;
+}

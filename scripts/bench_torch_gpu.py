@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""PyTorch's training throughput of the CIFAR ResNet-32 on one GPU at several batch sizes: the
+peer of crossbow_bench in scripts/gpu_check.sh. Needs torch only.
+
+The peer runs with PyTorch's defaults, said in its output: eager mode, float32, TF32 as torch
+sets it (cuDNN convolutions may use TF32 unless --tf32 off), cudnn.benchmark on; synthetic data
+already on the device; SGD with momentum 0.9 and weight decay 1e-4. Each batch size: warm-up
+iterations, then as many as fit in --seconds, timed to the GPU's completion. Prints one JSON
+line per batch size and writes {"meta", "results"} to --output.
+
+    python3 scripts/bench_torch_gpu.py [--batches 16 32 64 512] [--seconds 3] [--output FILE]
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def measure(batch, args, device):
+    import torch
+    import torch.nn.functional as F
+    from torch_resnet import cifar_resnet
+
+    torch.manual_seed(0)
+    model = cifar_resnet(args.depth).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
+    x = torch.randn(batch, 3, 32, 32, device=device)
+    y = torch.randint(0, 10, (batch,), device=device)
+    cuda = device.type == "cuda"
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    for _ in range(args.warmup):
+        step()
+    if cuda:
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+    iterations, start = 0, time.perf_counter()
+    while iterations == 0 or time.perf_counter() - start < args.seconds:
+        step()
+        iterations += 1
+    if cuda:
+        torch.cuda.synchronize(device)  # the host ran ahead: the time ends when the GPU is done
+    seconds = time.perf_counter() - start
+    return {"bench": "torch", "net": f"resnet{args.depth}", "batch_size": batch,
+            "images_per_s": iterations * batch / seconds, "iterations": iterations,
+            "seconds": seconds,
+            "max_memory_bytes": torch.cuda.max_memory_allocated(device) if cuda else None}
+
+
+def meta(device):
+    import torch
+    info = {"torch": torch.__version__, "device": str(device), "eager": True,
+            "cudnn_benchmark": torch.backends.cudnn.benchmark,
+            "tf32_matmul": getattr(torch.backends.cuda.matmul, "allow_tf32", None),
+            "tf32_cudnn": getattr(torch.backends.cudnn, "allow_tf32", None)}
+    if device.type == "cuda" and torch.cuda.is_available():
+        info.update(cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
+                    gpu=torch.cuda.get_device_name(device))
+    return info
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--batches", type=int, nargs="+", default=[16, 32, 64, 512])
+    p.add_argument("--seconds", type=float, default=3.0)
+    p.add_argument("--warmup", type=int, default=10, help="iterations before timing")
+    p.add_argument("--depth", type=int, default=32)
+    p.add_argument("--device", default="cuda", help="cuda, cuda:N (or cpu, to try the script)")
+    p.add_argument("--tf32", choices=["default", "off"], default="default",
+                   help="off: no TF32 in matmuls and convolutions")
+    p.add_argument("--output", help="JSON file with every result")
+    args = p.parse_args()
+    import torch
+    device = torch.device(args.device)
+    torch.backends.cudnn.benchmark = True
+    if args.tf32 == "off":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    results = []
+    for batch in args.batches:
+        if device.type == "cuda" and not torch.cuda.is_available():
+            result = {"bench": "torch", "batch_size": batch, "error": "torch sees no CUDA device"}
+        else:
+            try:
+                result = measure(batch, args, device)
+            except Exception as e:  # one batch size failing (out of memory) leaves the others
+                result = {"bench": "torch", "batch_size": batch,
+                          "error": f"{type(e).__name__}: {e}"}
+        results.append(result)
+        print(json.dumps(result), flush=True)
+    if args.output:
+        with open(args.output, "w") as f:
+            json.dump({"meta": meta(device), "results": results}, f, indent=1)
+    return 1 if any("error" in r for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Packs the C++ side of scripts/gpu_check.sh for a GPU machine that has CUDA's libraries but
+# none of our Debian packages: crossbow_bench and crossbow_cuda_tests, libcrossbow.so, every
+# other shared library they need (by ldd) except glibc's and CUDA's, the learner specs of the
+# check, the launcher (scripts/bundle_run.sh as run) and a MANIFEST. Builds the two programs
+# first (CUDA on, Release; configures the build folder if it has no cache). Writes OUT/ and
+# OUT.tar.xz, prints the size, and fails above 60 MiB (the device tool carries 64 MiB in all).
+#
+#   scripts/bundle_gpu.sh [--build build] [--out build-gpu/bundle]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$root/build
+out=$root/build-gpu/bundle
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build) build=$(realpath -m "$2"); shift 2 ;;
+    --out) out=$(realpath -m "$2"); shift 2 ;;
+    *) echo "usage: $0 [--build DIR] [--out DIR]" >&2; exit 2 ;;
+  esac
+done
+die() { echo "bundle_gpu: $*" >&2; exit 1; }
+
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCROSSBOW_CUDA=ON -DCROSSBOW_MPI=OFF \
+    -DCROSSBOW_BUILD_PYTHON=OFF
+fi
+grep -q '^CROSSBOW_CUDA:STRING=ON$' "$build/CMakeCache.txt" ||
+  die "$build is configured without CUDA: reconfigure it with -DCROSSBOW_CUDA=ON, or --build DIR"
+grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$build/CMakeCache.txt" ||
+  echo "bundle_gpu: warning: $build is not a Release build; its figures will be slow" >&2
+nice -n 10 cmake --build "$build" --target crossbow_bench crossbow_cuda_tests -j"${JOBS:-2}"
+
+rm -rf "$out" "$out.tar.xz"
+mkdir -p "$out/bin" "$out/lib/compat" "$out/specs"
+cp "$build/crossbow_bench" "$build/crossbow_cuda_tests" "$out/bin/"
+cp -L "$build/libcrossbow.so" "$out/lib/"
+strip --strip-unneeded "$out"/bin/* "$out/lib/libcrossbow.so"
+cp "$root/scripts/bundle_run.sh" "$out/run"
+
+# name => path for every library the programs load, sorted into: glibc's (every machine has
+# them), CUDA's (the GPU machine has them), the C++ runtime (lib/compat, used only where the
+# machine's is older) and the rest (lib/).
+needs_cuda=()
+while read -r name path; do
+  case $name in
+    linux-vdso* | ld-linux* | libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | \
+      libresolv.so* | libutil.so*) ;;
+    libcuda.so* | libcudart* | libcublas* | libcudnn* | libnccl* | libnvrtc* | libnvJitLink* | \
+      libcufft* | libcurand* | libcusparse* | libcusolver* | libnvToolsExt*)
+      needs_cuda+=("$name")
+      ;;
+    libstdc++* | libgcc_s* | libgomp*) cp -L "$path" "$out/lib/compat/$name" ;;
+    libcrossbow.so) ;;
+    *)
+      [ "$path" != "not" ] || die "$name is not found here (ldd); install it first"
+      cp -L "$path" "$out/lib/$name"
+      ;;
+  esac
+done < <(ldd "$out"/bin/* "$build/libcrossbow.so" | awk '$2 == "=>" {print $1, $3}' | sort -u)
+
+PYTHONPATH=$root/python python3 -m crossbow spec --net resnet32 --num-classes 10 \
+  --device cuda:0 --lr 0.05 --weight-decay 1e-4 --output "$out/specs/resnet32.json"
+PYTHONPATH=$root/python python3 -m crossbow spec --net lenet --device cuda:0 --lr 0.01 \
+  --output "$out/specs/lenet.json"
+
+gpu_code() {  # what GPU code a library carries, for the MANIFEST
+  local size flags
+  size=$(readelf -SW "$1" | awk '{for (i = 1; i < NF; i++) if ($i == ".nv_fatbin") print $(i + 4)}')
+  flags=$(grep -ho -- '--generate-code=[^ ]*' "$build/CMakeFiles/crossbow.dir/flags.make" |
+    sort -u | tr '\n' ' ' || true)
+  echo "${size:+$((16#$size)) bytes of fatbin, }nvcc ${flags:-(no CUDA sources)}"
+}
+
+{
+  modified=$(git -C "$root" diff --quiet HEAD || echo " (modified)")
+  echo "commit $(git -C "$root" rev-parse HEAD)$modified"
+  echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME")"
+  echo "GPU code: $(gpu_code "$out/lib/libcrossbow.so")"
+  echo "needs from the GPU machine: ${needs_cuda[*]:-nothing} (and the CUDA driver)"
+  (cd "$out" && find . -type f ! -name MANIFEST | sort | xargs ls -l | awk '{print $5, $9}')
+} >"$out/MANIFEST"
+
+tar -C "$(dirname "$out")" -cf - "$(basename "$out")" | xz -T0 -9 >"$out.tar.xz"
+bytes=$(stat -c %s "$out.tar.xz")
+echo "bundle: $out.tar.xz, $((bytes / 1024 / 1024)) MiB ($bytes bytes;" \
+  "$(du -sh "$out" | cut -f1) unpacked)"
+[ "$bytes" -le $((60 * 1024 * 1024)) ] || die "the bundle is over 60 MiB"

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# The GPU check, in one run of under 8 minutes on a machine with an NVIDIA GPU:
+#   1. the GPU (nvidia-smi);
+#   2. operator parity: every operator on CUDA against its CPU kernel, forward and backward, on
+#      random inputs, TF32 off (crossbow_cuda_tests --gtest_filter=PARITY_FILTER);
+#   3. the other GPU tests (the rest of crossbow_cuda_tests);
+#   4. PyTorch's ResNet-32 training images/s at batch 16, 32, 64 and 512 (bench_torch_gpu.py);
+#   5. Crossbow's ResNet-32 training images/s at batch 16, 32 and 64 with 1, 2, 4 and 8 learners
+#      and with --learners auto, on cuda:0 (crossbow_bench);
+# then a short table, last, and every result in OUT/gpu_check.json (OUT: --out, else $OUT, else
+# ./gpu_check_results). Every step has a timeout, and the steps share a budget (--budget).
+#
+#   scripts/gpu_check.sh --bundle build-gpu/bundle.tar.xz   (made by scripts/bundle_gpu.sh)
+#   scripts/gpu_check.sh --build build                      (a CUDA build on this machine)
+#
+# Exit: 0 passed; 1 parity or another GPU test failed; 2 usage error, or the bundle or build is
+# incomplete or its programs do not load; 3 no GPU here (after checking the bundle or build);
+# 4 the tests passed but a benchmark failed; 5 the report itself failed.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+start=$SECONDS
+bundle="" build="" out="${OUT:-$PWD/gpu_check_results}"
+seconds=3 budget=450 python=${PYTHON:-python3}
+batches="16 32 64" learners="1 2 4 8 auto" torch_batches="16 32 64 512"
+parity_filter='*Parity*'
+usage() {
+  echo "usage: $0 (--bundle DIR|FILE.tar.xz | --build DIR) [--out DIR] [--seconds $seconds]" \
+    "[--budget $budget] [--batches '$batches'] [--learners '$learners']" \
+    "[--torch-batches '$torch_batches'] [--parity-filter '$parity_filter'] [--python python3]" >&2
+  exit 2
+}
+while [ $# -gt 0 ]; do
+  [ $# -ge 2 ] || usage
+  case $1 in
+    --bundle) bundle=$2 ;;
+    --build) build=$2 ;;
+    --out) out=$2 ;;
+    --seconds) seconds=$2 ;;
+    --budget) budget=$2 ;;
+    --batches) batches=$2 ;;
+    --learners) learners=$2 ;;
+    --torch-batches) torch_batches=$2 ;;
+    --parity-filter) parity_filter=$2 ;;
+    --python) python=$2 ;;
+    *) usage ;;
+  esac
+  shift 2
+done
+if [ -z "$bundle$build" ] || { [ -n "$bundle" ] && [ -n "$build" ]; }; then usage; fi
+mkdir -p "$out/logs" "$out/bench"
+out=$(cd "$out" && pwd)
+(cd "$out" && rm -f steps.jsonl bench/*.json gpu_check.json parity.json gpu_tests.json torch.json)
+log() { echo "gpu_check [$((SECONDS - start)) s]: $*" >&2; }
+record() {  # STEP STATUS [RC SECONDS]: one line of OUT/steps.jsonl
+  printf '{"step": "%s", "status": "%s", "rc": %s, "seconds": %s}\n' "$1" "$2" "${3:-null}" \
+    "${4:-0}" >>"$out/steps.jsonl"
+}
+report() {  # the table and OUT/gpu_check.json; exits with the check's code
+  local rc=0
+  "$python" "$root/scripts/gpu_check_report.py" "$out" || rc=$?
+  exit $rc
+}
+
+# STEP CAP STDOUT COMMAND...: runs COMMAND with standard output to STDOUT and errors to
+# OUT/logs/STEP.log, for at most CAP seconds or what the budget has left, and records it.
+run_step() {
+  local step=$1 cap=$2 stdout=$3
+  shift 3
+  local left=$((budget - (SECONDS - start)))
+  local limit=$((cap < left ? cap : left))
+  if [ "$limit" -lt 5 ]; then
+    log "$step: skipped, the budget of $budget s is spent"
+    record "$step" skipped
+    return 0
+  fi
+  log "$step (at most $limit s)"
+  local t0=$SECONDS rc=0 status=ok
+  timeout --kill-after=5 "$limit" "$@" >"$stdout" 2>"$out/logs/$step.log" || rc=$?
+  if [ $rc = 124 ] || [ $rc = 137 ]; then
+    status=timeout
+  elif [ $rc != 0 ]; then
+    status=failed
+  fi
+  record "$step" $status $rc $((SECONDS - t0))
+  [ $status = ok ] || log "$step: $status (exit $rc); see $out/logs/$step.log"
+}
+
+# The programs: from a bundle (a folder, or its .tar.xz unpacked to a temporary folder) or a
+# build folder; the learner spec from the bundle, or made here.
+incomplete() {
+  log "incomplete: $*"
+  echo "$*" >"$out/logs/programs.log"
+  record programs incomplete
+  report
+}
+if [ -n "$bundle" ]; then
+  if [ -f "$bundle" ]; then
+    unpacked=$(mktemp -d "${TMPDIR:-/tmp}/crossbow_bundle.XXXXXX")
+    trap 'rm -rf "$unpacked"' EXIT
+    tar -xJf "$bundle" -C "$unpacked" 2>/dev/null ||
+      "$python" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+        "$bundle" "$unpacked" || incomplete "cannot unpack $bundle"
+    bundle=$(find "$unpacked" -mindepth 1 -maxdepth 1 -type d | head -1)
+  fi
+  for f in run bin/crossbow_bench bin/crossbow_cuda_tests lib/libcrossbow.so specs/resnet32.json; do
+    [ -e "$bundle/$f" ] ||
+      incomplete "the bundle $bundle has no $f (make it with scripts/bundle_gpu.sh)"
+  done
+  "$bundle/run" --check >"$out/logs/libraries.log" 2>&1 ||
+    incomplete "libraries missing: $(cat "$out/logs/libraries.log")"
+  bench=("$bundle/run" crossbow_bench)
+  tests=("$bundle/run" crossbow_cuda_tests)
+  spec=$bundle/specs/resnet32.json
+  cp "$bundle/MANIFEST" "$out/bundle_manifest.txt" 2>/dev/null || true
+else
+  build=$(cd "$build" && pwd)
+  for f in crossbow_bench crossbow_cuda_tests; do
+    [ -x "$build/$f" ] ||
+      incomplete "$build has no $f (configure with -DCROSSBOW_CUDA=ON, build $f)"
+  done
+  bench=("$build/crossbow_bench")
+  tests=("$build/crossbow_cuda_tests")
+  spec=$out/resnet32.json
+  PYTHONPATH=$root/python "$python" -m crossbow spec --net resnet32 --device cuda:0 --lr 0.05 \
+    --output "$spec" || incomplete "cannot write the ResNet-32 spec (crossbow spec)"
+fi
+"${tests[@]}" --gtest_list_tests >"$out/logs/test_list.txt" 2>&1 ||
+  incomplete "crossbow_cuda_tests does not start: $(tail -3 "$out/logs/test_list.txt")"
+record programs ok
+
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >"$out/logs/nvidia_smi.txt" 2>&1 ||
+  ! grep -q '^GPU ' "$out/logs/nvidia_smi.txt"; then
+  log "no GPU present (nvidia-smi finds none): the programs are complete and start, nothing was" \
+    "measured"
+  record gpu absent
+  report
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader \
+  >"$out/gpu.csv" 2>>"$out/logs/nvidia_smi.txt" ||
+  head -1 "$out/logs/nvidia_smi.txt" >"$out/gpu.csv"
+record gpu ok
+
+run_step parity 180 "$out/logs/parity.out" env NVIDIA_TF32_OVERRIDE=0 "${tests[@]}" \
+  --gtest_filter="$parity_filter" --gtest_output="json:$out/parity.json"
+run_step gpu_tests 150 "$out/logs/gpu_tests.out" env NVIDIA_TF32_OVERRIDE=0 "${tests[@]}" \
+  --gtest_filter="-$parity_filter" --gtest_output="json:$out/gpu_tests.json"
+# shellcheck disable=SC2086 # the batch lists are word lists
+run_step torch 150 "$out/logs/torch.out" "$python" "$root/scripts/bench_torch_gpu.py" \
+  --batches $torch_batches --seconds "$seconds" --output "$out/torch.json"
+for b in $batches; do
+  for k in $learners; do
+    cap=60
+    [ "$k" != auto ] || cap=120
+    run_step "bench_b${b}_l${k}" $cap "$out/bench/b${b}_l${k}.json" "${bench[@]}" --spec "$spec" \
+      --devices cuda:0 --batch_size "$b" --learners "$k" --seconds "$seconds" \
+      --warmup_iterations 5 --autotune_window 30 --max_learners 16
+  done
+done
+report

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""The summary of a scripts/gpu_check.sh run: reads its folder (steps.jsonl, gpu.csv,
+parity.json and gpu_tests.json from GoogleTest, torch.json, bench/b{batch}_l{learners}.json,
+logs/), writes gpu_check.json there, prints a short table last and exits with the check's code
+(0 passed, 1 tests failed, 2 incomplete programs, 3 no GPU, 4 a benchmark failed; 5 this
+report failed). Stdlib only.
+
+    python3 scripts/gpu_check_report.py OUT
+"""
+import json
+import os
+import re
+import sys
+
+TARGETS = (("auto_b32_over_torch_b32", 3.0), ("auto_b32_over_torch_b512", 0.8))
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def log_tail(out, step, chars=400):
+    try:
+        with open(os.path.join(out, "logs", f"{step}.log"), errors="replace") as f:
+            return f.read()[-chars:]
+    except OSError:
+        return ""
+
+
+def gtest(out, step, steps, need_tests):
+    """GoogleTest's JSON as counts and names; passed if it ran, exited 0, failed none (and ran
+    at least one test where `need_tests`)."""
+    data, status = load(os.path.join(out, f"{step}.json")), steps.get(step, {})
+    result = {"status": status.get("status", "not run"), "tests": 0, "failed": [], "skipped": []}
+    if data:
+        for suite in data.get("testsuites", []):
+            for t in suite.get("testsuite", []):
+                name = f"{suite['name']}.{t['name']}"
+                if t.get("failures"):
+                    result["failed"].append(name)
+                elif t.get("result") == "SKIPPED":
+                    result["skipped"].append(name)
+        result["tests"] = data.get("tests", 0)
+    elif step in steps:
+        result["log"] = log_tail(out, step)
+    result["passed"] = (result["status"] == "ok" and not result["failed"]
+                        and (result["tests"] > 0 or not need_tests))
+    return result
+
+
+def bench_runs(out, steps):
+    """One entry per benchmark step, run or skipped: crossbow_bench's JSON line, or an error."""
+    runs = []
+    for step, record in steps.items():
+        m = re.fullmatch(r"bench_b(\d+)_l(\w+)", step)
+        if not m:
+            continue
+        try:
+            with open(os.path.join(out, "bench", f"b{m[1]}_l{m[2]}.json")) as f:
+                run = json.loads([line for line in f if line.startswith("{")][-1])
+        except (OSError, ValueError, IndexError):
+            why = {"skipped": "the time budget was spent",
+                   "timeout": f"killed after {record.get('seconds')} s"}.get(record["status"], "")
+            run = {"error": f"{record['status']}: {why} {log_tail(out, step)}".strip()}
+        run.update(batch_size=int(m[1]), learners=m[2])
+        runs.append(run)
+    return runs
+
+
+def targets(runs, torch):
+    rate = {(r["batch_size"], r["learners"]): r.get("images_per_s") for r in runs}
+    peer = {r.get("batch_size"): r.get("images_per_s") for r in torch}
+    auto = rate.get((32, "auto"))
+    out = {}
+    for (name, goal), base in zip(TARGETS, (peer.get(32), peer.get(512))):
+        ratio = auto / base if auto and base else None
+        out[name] = {"ratio": ratio, "target": goal,
+                     "met": None if ratio is None else ratio >= goal}
+    return out
+
+
+def gpu_name(out):
+    try:
+        with open(os.path.join(out, "gpu.csv")) as f:
+            return f.read().strip().splitlines()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def exit_code(steps, parity, tests, runs, torch):
+    if steps.get("programs", {}).get("status") == "incomplete":
+        return 2
+    if steps.get("gpu", {}).get("status") == "absent":
+        return 3
+    if not (parity["passed"] and tests["passed"]):
+        return 1
+    if not runs or not torch or any("error" in r for r in runs + torch):
+        return 4
+    return 0
+
+
+def table(summary):
+    if summary["exit_code"] == 3:
+        return ("no GPU present (nvidia-smi finds none): the programs are complete and start; "
+                f"nothing was measured\nresult: {summary['result']} (exit 3)")
+    lines = [f"GPU: {summary['gpu'] or 'none'}"]
+    for name in ("parity", "gpu_tests"):
+        t = summary[name]
+        lines.append(f"{name}: {'passed' if t['passed'] else 'FAILED'} ({t['status']}, "
+                     f"{t['tests']} tests, {len(t['failed'])} failed, {len(t['skipped'])} "
+                     "skipped)" + (f"; failed: {', '.join(t['failed'][:5])}" if t["failed"]
+                                   else ""))
+    runs, torch = summary["crossbow"], summary["torch"]
+    if runs or torch:
+        cols = sorted({r["learners"] for r in runs}, key=lambda k: (k == "auto", k.zfill(4)))
+        cell = lambda r: ("error" if "error" in r else f"{r['images_per_s']:.0f}"
+                          + (f" ({r['learners_per_device']})" if r["learners"] == "auto" else ""))
+        lines.append("ResNet-32 training images/s on cuda:0; Crossbow by learners per device "
+                     "(auto: the autotuner's choice), PyTorch eager with its defaults")
+        head = ["batch"] + [f"{k}" for k in cols] + ["PyTorch"]
+        rows = []
+        for b in sorted({r["batch_size"] for r in runs + torch if "batch_size" in r}):
+            row = [str(b)]
+            for k in cols:
+                r = [r for r in runs if r["batch_size"] == b and r["learners"] == k]
+                row.append(cell(r[0]) if r else "-")
+            p = [r for r in torch if r.get("batch_size") == b]
+            row.append("-" if not p else "error" if "error" in p[0] else
+                       f"{p[0]['images_per_s']:.0f}")
+            rows.append(row)
+        widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
+        for r in [head] + rows:
+            lines.append(" | ".join(c.rjust(w) for c, w in zip(r, widths)))
+    errors = sorted({r["error"].strip().splitlines()[-1][:160] for r in runs + torch
+                     if r.get("error", "").strip()})
+    lines += [f"error: {e}" for e in errors[:3]]
+    for name, t in summary["targets"].items():
+        ratio = "n/a" if t["ratio"] is None else f"{t['ratio']:.2f}x"
+        verdict = "not measured" if t["met"] is None else "met" if t["met"] else "NOT met"
+        lines.append(f"target {name}: {ratio} (>= {t['target']}x): {verdict}")
+    if summary["exit_code"] == 2:
+        lines.append(f"incomplete: {log_tail(summary['out'], 'programs')}".rstrip())
+    lines.append(f"result: {summary['result']} (exit {summary['exit_code']}); "
+                 f"everything in {summary['json']}")
+    return "\n".join(lines)
+
+
+RESULTS = {0: "passed", 1: "TESTS FAILED", 2: "INCOMPLETE programs", 3: "no GPU, nothing measured",
+           4: "a BENCHMARK FAILED"}
+
+
+def main(out):
+    steps = {}
+    try:
+        with open(os.path.join(out, "steps.jsonl")) as f:
+            for line in f:
+                s = json.loads(line)
+                steps[s["step"]] = s
+    except OSError:
+        pass
+    parity, tests = gtest(out, "parity", steps, True), gtest(out, "gpu_tests", steps, False)
+    torch_doc = load(os.path.join(out, "torch.json")) or {}
+    torch = torch_doc.get("results", [])
+    if "torch" in steps and not torch:
+        torch = [{"error": f"{steps['torch']['status']}: {log_tail(out, 'torch')}"}]
+    runs = bench_runs(out, steps)
+    code = exit_code(steps, parity, tests, runs, torch)
+    summary = {"result": RESULTS[code], "exit_code": code, "gpu": gpu_name(out),
+               "steps": list(steps.values()), "parity": parity, "gpu_tests": tests,
+               "torch_meta": torch_doc.get("meta"), "torch": torch, "crossbow": runs,
+               "targets": targets(runs, torch), "out": out,
+               "json": os.path.join(out, "gpu_check.json")}
+    with open(summary["json"], "w") as f:
+        json.dump(summary, f, indent=1)
+    print(table(summary), flush=True)
+    return code
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    try:
+        code = main(sys.argv[1])
+    except Exception:  # a broken report must not read as a test failure (exit 1)
+        import traceback
+        traceback.print_exc()
+        code = 5
+    sys.exit(code)

@@ -1,0 +1,252 @@
+"""The GPU check's tools, on a machine without a GPU: crossbow spec, crossbow_bench on the CPU,
+the bundle launcher, gpu_check.sh's checks before the GPU and its report, the PyTorch peer."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from crossbow import builder, cli, nets, trainer
+from conftest import ROOT
+
+BUILD = os.path.join(ROOT, "build")
+BENCH = os.path.join(BUILD, "crossbow_bench")
+SCRIPTS = os.path.join(ROOT, "scripts")
+needs_bench = pytest.mark.skipif(not os.path.exists(BENCH), reason="build/crossbow_bench not built")
+needs_cuda_tests = pytest.mark.skipif(
+    not os.path.exists(os.path.join(BUILD, "crossbow_cuda_tests")),
+    reason="build/crossbow_cuda_tests not built (configure with -DCROSSBOW_CUDA=ON)")
+no_gpu = pytest.mark.skipif(shutil.which("nvidia-smi") is not None,
+                            reason="checks the behaviour without a GPU")
+
+
+def spec_file(tmp_path, net="lenet", *args):
+    path = tmp_path / f"{net}.json"
+    assert cli.main(["spec", "--net", net, "--output", str(path), *args]) == 0
+    return path
+
+
+def bench(*args, timeout=120):
+    out = subprocess.run([BENCH, *map(str, args)], capture_output=True, text=True,
+                         timeout=timeout)
+    return out.returncode, json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+
+
+def test_spec_command_names_the_device(tmp_path, capsys):
+    spec = json.loads(spec_file(tmp_path, "resnet32", "--device", "cuda:0").read_text())
+    assert spec["device"] == "cuda:0" and spec["name"] == "resnet32"
+    assert spec["solver"]["weight_decay"] == 1e-4 and len(spec["params"]) > 60
+    assert cli.main(["spec", "--net", "lenet"]) == 0
+    assert json.loads(capsys.readouterr().out)["device"] == "cpu"
+    assert cli.main(["spec", "--net", "lenet", "--device", "gpu0"]) == 1
+    assert "device must be 'cpu', 'cuda' or 'cuda:N', got 'gpu0'" in capsys.readouterr().err
+
+
+def test_devices_reach_the_spec():
+    m = nets.builder("lenet")
+    assert m.to_spec()["device"] == "cpu" and m.to_spec(device="cuda")["device"] == "cuda"
+    with pytest.raises(ValueError, match="got 'cuda:'"):
+        m.to_spec(device="cuda:")
+    assert builder.check_device("cuda:12") == "cuda:12"
+    assert trainer.spec_device("cuda:1,cuda:0") == "cuda:1"
+    assert trainer.spec_device("cpu:0-1,cpu:2-3") == trainer.spec_device("cpu") == "cpu"
+    assert nets.build("lenet", device="cuda:0").spec["device"] == "cuda:0"
+
+
+@needs_bench
+def test_bench_trains_lenet_on_the_cpu(tmp_path):
+    rc, out, err = bench("--spec", spec_file(tmp_path, "lenet", "--lr", "0.01"), "--devices",
+                         "cpu", "--batch_size", 16, "--learners", 2, "--seconds", 1,
+                         "--warmup_iterations", 2)
+    assert rc == 0, err
+    assert out["learners_per_device"] == 2 and out["num_learners"] == 2
+    assert out["images"] == 32 * out["iterations"] and out["iterations"] >= 1
+    assert out["images_per_s"] > 0 and out["seconds"] >= 1
+    assert out["learner_memory_bytes"] > 0 and out["gpu_memory"] == []
+    assert (out["net"], out["spec_device"], out["sync"]) == ("lenet", "cpu", "sma")
+
+
+@needs_bench
+def test_bench_autotunes_on_the_cpu(tmp_path):
+    rc, out, err = bench("--spec", spec_file(tmp_path, "lenet", "--lr", "0.01"), "--batch_size",
+                         8, "--learners", "auto", "--max_learners", 2, "--autotune_window", 2,
+                         "--autotune_warmup", 1, "--warmup_iterations", 1, "--seconds", 0.3)
+    assert rc == 0, err
+    tune = out["autotune"]
+    assert tune["chosen"] == out["learners_per_device"] in (1, 2)
+    assert tune["decisions"][0]["action"] == "start" and tune["images_trained"] > 0
+
+
+@needs_bench
+def test_bench_failures_are_one_json_line(tmp_path):
+    spec = spec_file(tmp_path)
+    rc, out, _ = bench("--spec", spec, "--learners", "two")
+    assert rc == 1 and "--learners must be 'auto' or a number >= 1, got 'two'" in out["error"]
+    rc, out, _ = bench("--spec", tmp_path / "missing.json")
+    assert rc == 1 and "cannot read the spec file" in out["error"]
+    rc, out, _ = bench("--spec", spec, "--devices", "tpu:0")
+    assert rc == 1 and "unknown device 'tpu:0'" in out["error"]
+
+
+def gpu_check(tmp_path, *args, env=None):
+    out = subprocess.run([os.path.join(SCRIPTS, "gpu_check.sh"), "--out", str(tmp_path / "out"),
+                          *args], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHON=sys.executable, **(env or {})))
+    return out.returncode, out.stdout + out.stderr
+
+
+@needs_cuda_tests
+@no_gpu
+def test_gpu_check_without_a_gpu_checks_the_build_and_exits_3(tmp_path):
+    rc, text = gpu_check(tmp_path, "--build", BUILD)
+    assert rc == 3, text
+    assert "no GPU present" in text and "the programs are complete and start" in text
+    summary = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
+    assert summary["exit_code"] == 3 and summary["crossbow"] == []
+    assert json.loads((tmp_path / "out" / "resnet32.json").read_text())["device"] == "cuda:0"
+
+
+def test_gpu_check_refuses_an_incomplete_bundle(tmp_path):
+    (tmp_path / "bundle").mkdir()
+    rc, text = gpu_check(tmp_path, "--bundle", str(tmp_path / "bundle"))
+    assert rc == 2 and "has no run (make it with scripts/bundle_gpu.sh)" in text
+    rc, text = gpu_check(tmp_path, "--bundle", "x", "--build", "y")
+    assert rc == 2 and "usage:" in text
+
+
+def fake_bundle(tmp_path):
+    """A bundle whose one program needs libcbfake.so, which only CUDA_HOME/lib64 holds."""
+    cc = shutil.which("cc") or pytest.skip("no C compiler")
+    lib, bundle = tmp_path / "cuda" / "lib64", tmp_path / "bundle"
+    for d in (lib, bundle / "bin", bundle / "lib" / "compat"):
+        d.mkdir(parents=True)
+    (tmp_path / "fake.c").write_text("int cb_fake(void) { return 42; }\n")
+    (tmp_path / "main.c").write_text('#include <stdio.h>\nint cb_fake(void);\n'
+                                     'int main(void) { printf("%d\\n", cb_fake()); return 0; }\n')
+    subprocess.run([cc, "-shared", "-fPIC", "-o", lib / "libcbfake.so", tmp_path / "fake.c"],
+                   check=True)
+    subprocess.run([cc, "-o", bundle / "bin" / "prog", tmp_path / "main.c", "-L", lib,
+                    "-lcbfake"], check=True)
+    shutil.copy(os.path.join(SCRIPTS, "bundle_run.sh"), bundle / "run")
+    return bundle, tmp_path / "cuda"
+
+
+def test_bundle_launcher_finds_cuda_libraries(tmp_path):
+    bundle, cuda_home = fake_bundle(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "LD_LIBRARY_PATH")}
+    run = lambda *args, **extra: subprocess.run([bundle / "run", *args], capture_output=True,
+                                                text=True, env=dict(env, **extra))
+    missing = run("--check")
+    assert missing.returncode == 1 and "libraries not found: libcbfake.so" in missing.stderr
+    found = run("--check", CUDA_HOME=str(cuda_home))
+    assert found.returncode == 0 and str(cuda_home / "lib64") in found.stdout
+    assert run("prog", CUDA_HOME=str(cuda_home)).stdout == "42\n"
+    usage = run("nothing")
+    assert usage.returncode == 2 and "programs: prog" in usage.stderr
+
+
+def write_check_results(out, auto32=1500.0, parity_failures=()):
+    """A gpu_check.sh folder as a run on a GPU leaves it."""
+    (out / "bench").mkdir(parents=True)
+    steps = ["programs", "gpu", "parity", "gpu_tests", "torch", "bench_b32_l1", "bench_b32_l8",
+             "bench_b32_lauto"]
+    (out / "steps.jsonl").write_text("".join(
+        json.dumps({"step": s, "status": "ok", "rc": 0, "seconds": 1}) + "\n" for s in steps))
+    (out / "gpu.csv").write_text("NVIDIA H200, 580.65, 143771 MiB, 9.0\n")
+
+    def gtest(name, tests, failed):
+        cases = [{"name": t, "result": "COMPLETED",
+                  **({"failures": [{"failure": "x"}]} if t in failed else {})} for t in tests]
+        return {"tests": len(tests), "failures": len(failed),
+                "testsuites": [{"name": name, "testsuite": cases}]}
+
+    (out / "parity.json").write_text(json.dumps(gtest("OpParityCuda", ["Conv", "Relu"],
+                                                      parity_failures)))
+    (out / "gpu_tests.json").write_text(json.dumps(gtest("DeviceCuda", ["RoundTrip"], ())))
+    (out / "torch.json").write_text(json.dumps({"meta": {"torch": "2.9"}, "results": [
+        {"batch_size": b, "images_per_s": r} for b, r in ((32, 400.0), (512, 2000.0))]}))
+    for k, rate in (("1", 300.0), ("8", 1400.0), ("auto", auto32)):
+        (out / "bench" / f"b32_l{k}.json").write_text(json.dumps(
+            {"images_per_s": rate, "learners": k, "learners_per_device": 6 if k == "auto"
+             else int(k)}) + "\n")
+
+
+def report(out):
+    res = subprocess.run([sys.executable, os.path.join(SCRIPTS, "gpu_check_report.py"), str(out)],
+                         capture_output=True, text=True)
+    return res.returncode, res.stdout, json.loads((out / "gpu_check.json").read_text())
+
+
+def test_report_prints_the_table_and_the_targets(tmp_path):
+    write_check_results(tmp_path)
+    rc, text, summary = report(tmp_path)
+    assert rc == 0, text
+    lines = text.splitlines()
+    assert lines[-1].startswith("result: passed (exit 0)")
+    assert "parity: passed (ok, 2 tests, 0 failed, 0 skipped)" in lines
+    assert any(line.split() == ["32", "|", "300", "|", "1400", "|", "1500", "(6)", "|", "400"]
+               for line in lines), text
+    targets = summary["targets"]
+    assert targets["auto_b32_over_torch_b32"] == {"ratio": 3.75, "target": 3.0, "met": True}
+    assert targets["auto_b32_over_torch_b512"]["met"] is False
+    assert "target auto_b32_over_torch_b512: 0.75x (>= 0.8x): NOT met" in lines
+
+
+def test_report_fails_on_a_parity_failure_and_a_benchmark_error(tmp_path):
+    write_check_results(tmp_path / "a", parity_failures=("Conv",))
+    rc, text, summary = report(tmp_path / "a")
+    assert rc == 1 and "failed: OpParityCuda.Conv" in text
+    write_check_results(tmp_path / "b")
+    (tmp_path / "b" / "bench" / "b32_l8.json").write_text('{"error": "out of memory"}\n')
+    rc, text, _ = report(tmp_path / "b")
+    assert rc == 4 and "error: out of memory" in text
+    write_check_results(tmp_path / "c")
+    with open(tmp_path / "c" / "steps.jsonl", "a") as f:
+        f.write(json.dumps({"step": "bench_b64_l1", "status": "skipped"}) + "\n")
+    rc, text, summary = report(tmp_path / "c")
+    assert rc == 4 and "error: skipped: the time budget was spent" in text
+    assert summary["crossbow"][-1]["batch_size"] == 64
+
+
+def torch_python():
+    for python in ("/usr/bin/python3", sys.executable):
+        if subprocess.run([python, "-c", "import torch"], capture_output=True).returncode == 0:
+            return python
+    pytest.skip("no Python with torch")
+
+
+def test_torch_peer_runs_on_the_cpu_and_reports_a_missing_gpu(tmp_path):
+    python, script = torch_python(), os.path.join(SCRIPTS, "bench_torch_gpu.py")
+    out = tmp_path / "torch.json"
+    subprocess.run([python, script, "--device", "cpu", "--batches", "2", "--seconds", "0.1",
+                    "--warmup", "1", "--output", out], check=True, capture_output=True,
+                   timeout=300)
+    (result,) = json.loads(out.read_text())["results"]
+    assert result["batch_size"] == 2 and result["images_per_s"] > 0
+    if shutil.which("nvidia-smi") is None:
+        res = subprocess.run([python, script, "--batches", "2", "--output", out],
+                             capture_output=True, text=True, timeout=300)
+        assert res.returncode == 1
+        assert json.loads(out.read_text())["results"] == [
+            {"bench": "torch", "batch_size": 2, "error": "torch sees no CUDA device"}]
+
+
+@pytest.mark.slow
+@needs_cuda_tests
+@no_gpu
+def test_bundle_is_complete_small_and_checked_without_a_gpu(tmp_path):
+    made = subprocess.run([os.path.join(SCRIPTS, "bundle_gpu.sh"), "--build", BUILD, "--out",
+                           tmp_path / "bundle"], capture_output=True, text=True, timeout=900)
+    assert made.returncode == 0, made.stderr[-2000:]
+    tarball = tmp_path / "bundle.tar.xz"
+    assert os.path.getsize(tarball) < 60 * 2**20 and "bundle: " in made.stdout
+    manifest = (tmp_path / "bundle" / "MANIFEST").read_text()
+    assert "libcudnn.so.9" in manifest.splitlines()[3]  # needed from the GPU machine
+    for f in ("bin/crossbow_bench", "bin/crossbow_cuda_tests", "lib/libcrossbow.so",
+              "lib/libdnnl.so.2", "lib/libglog.so.1", "specs/resnet32.json"):
+        assert f"./{f}" in manifest
+    assert "opencv" not in manifest and "lmdb" not in manifest
+    rc, text = gpu_check(tmp_path, "--bundle", str(tarball))
+    assert rc == 3 and "no GPU present" in text, text
