@@ -26,8 +26,11 @@ Autotuner::Autotuner(AutotunerOptions options) : options_(options) {
 }
 
 AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory) const {
-  const size_t limit =
-      options_.memory_limit_bytes ? options_.memory_limit_bytes : AvailableMemoryBytes();
+  return Run(measure, memory,
+             options_.memory_limit_bytes ? options_.memory_limit_bytes : AvailableMemoryBytes());
+}
+
+AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory, size_t limit) const {
   AutotuneResult result;
   auto decide = [&](int k, double rate, const char* action) {
     result.decisions.push_back({k, rate, action});
@@ -45,7 +48,14 @@ AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory) cons
       decide(k - 1, best, "stop: memory");
       break;
     }
-    const double rate = measure(k);
+    double rate = 0;
+    try {
+      rate = measure(k);
+    } catch (const OutOfMemoryError& e) {
+      LOG(WARNING) << "autotuner: " << k << " learner(s) per device do not fit: " << e.what();
+      decide(k - 1, best, "stop: out of memory");
+      break;
+    }
     if (rate > best * (1 + options_.threshold)) {
       best = rate;
       result.learners_per_device = k;
@@ -74,7 +84,9 @@ AutotuneResult Autotuner::Run(Engine* engine) const {
   const size_t per_learner = engine->LearnerMemoryBytes();
   const int devices = engine->num_learners() / engine->learners_per_device();
   auto memory = [&](int k) { return per_learner * k * devices; };
-  AutotuneResult result = Run(measure, memory);
+  const size_t limit =
+      options_.memory_limit_bytes ? options_.memory_limit_bytes : engine->MemoryBudgetBytes();
+  AutotuneResult result = Run(measure, memory, limit);
   engine->SetLearnersPerDevice(result.learners_per_device);
   result.images_trained = trained;
   return result;
