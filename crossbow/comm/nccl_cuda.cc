@@ -20,9 +20,9 @@ namespace {
 void CheckNccl(ncclResult_t result, const char* call, const std::string& context,
                ncclComm_t comm = nullptr) {
   if (result == ncclSuccess) return;
-  const char* detail = comm ? ncclGetLastError(comm) : ncclGetLastError(nullptr);
+  const char* last = ncclGetLastError(comm);  // comm may be null: the last error anywhere
   CROSSBOW_FAIL(context, ": NCCL error '", ncclGetErrorString(result), "' in ", call,
-                detail && *detail ? detail::Concat(" (", detail, ")") : std::string());
+                last && *last ? detail::Concat(" (", last, ")") : std::string());
 }
 
 std::string GpuList(const std::vector<int>& gpus) {

@@ -80,6 +80,16 @@ Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* 
 Engine::Impl::~Impl() {
   AbortCollectives("the engine is shutting down");
   StopThreads();
+  // GPU work still queued on the learners' streams may read the devices' buffers.
+  for (auto& device : devices_) {
+    for (auto& slot : device->slots) {
+      try {
+        slot->learner->context()->Synchronize();
+      } catch (const std::exception& e) {
+        LOG(WARNING) << "engine shutdown: " << e.what();
+      }
+    }
+  }
 }
 
 std::unique_ptr<Engine::Impl::Slot> Engine::Impl::MakeSlot(Device& device, int j) {

@@ -17,7 +17,8 @@ OPTIONS = {
     "batch_size": (16, int, "images per learner per iteration"),
     "learners": ("auto", str, "learners per device: a number, or auto (the autotuner picks)"),
     "sync": ("sma", str, "sma (model averaging), ssgd (synchronous SGD) or sgd (one learner)"),
-    "devices": ("cpu", str, "cpu (all cores, one device) or groups: cpu:0-1,cpu:2-3"),
+    "devices": ("cpu", str, "cpu (all cores, one device), groups cpu:0-1,cpu:2-3, or GPUs "
+                "cuda:0,cuda:1 (cuda:0,cuda:0: two devices on one GPU)"),
     "epochs": (None, int, "stop after this many epochs"),
     "iterations": (None, int, "stop after this many iterations"),
     "time_limit": (None, float, "stop after this many seconds of training"),

@@ -1,6 +1,5 @@
 // The engine on GPUs: the same results as on the CPU, logical devices of one GPU, NCCL between
 // GPUs, CUDA graph replay and running out of GPU memory. Skipped where no GPU is usable.
-#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
