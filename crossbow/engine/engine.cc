@@ -2,7 +2,9 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "crossbow/comm/in_process.h"
 #include "crossbow/engine/device.h"
@@ -108,9 +110,19 @@ std::unique_ptr<Engine::Impl::Slot> Engine::Impl::MakeSlot(Device& device, int j
   Learner& l = *slot->learner;
   l.SetLearningRate(static_cast<float>(lr_));
   slot->contribution = device.backend->NewBuffer(layout_.total());
-  auto blob = [&](const std::string& name) { return l.Blob(name); };
-  slot->params.Refresh(layout_.params(), blob);
-  slot->state.Refresh(layout_.state(), blob);
+  if (device.device.type != DeviceType::kCPU && largest_batch_ > 0) {
+    // A new learner on a GPU allocates its plan now, with one step at learning rate 0 on a zero
+    // batch: memory it lacks fails here, where the engine can drop it again, not inside an
+    // iteration. (Its weights do not move; its statistics are reset from z below.)
+    Shape shape = spec_.input_shape;
+    shape.insert(shape.begin(), largest_batch_);
+    std::vector<float> images(NumElements(shape), 0.f);
+    std::vector<int32_t> labels(largest_batch_, 0);
+    l.SetLearningRate(0.f);
+    l.ForwardBackward(images.data(), shape, labels.data());
+    l.Update();
+    l.SetLearningRate(static_cast<float>(lr_));
+  }
   RestartFromAverage(*slot, device);
   slot->task = slot->done = iteration_ - 1;
   return slot;
@@ -228,6 +240,7 @@ IterationResult Engine::Impl::Iterate() {
       ++result.skipped;
     }
     result.images += slot->images;
+    largest_batch_ = std::max(largest_batch_, slot->images);
   }
   result.loss = finite ? result.loss / finite : NAN;
   VLOG(1) << "iteration " << t << ": loss " << result.loss << ", " << result.images << " images";
@@ -305,12 +318,15 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
   SyncBackend& sync = *device.backend;
   ContextBase* context = l.context();
   const int j = slot.index - device.rank * k_;
+  auto blob = [&](const std::string& name) { return l.Blob(name); };
+  slot.params.Refresh(layout_.params(), blob);  // (a GPU backend uploads a table only if moved)
+  slot.state.Refresh(layout_.state(), blob);
   sync.WaitForAverage(context);
   float* c = slot.contribution.mutable_data<float>();
   sync.Gather(context, slot.state, 1.f, c);
   if (options_.sync == SyncMode::kSGD) {  // the one learner: its own update, its statistics
-    if (!skip) l.Update();
     sync.Contributed(context, j);
+    if (!skip) l.Update();
     Contribute(device);
     return;
   }

@@ -97,6 +97,7 @@ class Engine::Impl {
   int k_ = 0;
   double lr_ = 0, lr_peak_ = 0;
   int64_t iteration_ = 0;
+  int64_t largest_batch_ = 0;  // images of one learner; a GPU learner's plan is made for it
 
   std::mutex mutex_;
   std::condition_variable cv_;
