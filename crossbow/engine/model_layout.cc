@@ -23,15 +23,6 @@ ModelLayout::ModelLayout(Learner& reference) {
   count_offset_ = offset;
 }
 
-std::vector<Tensor> ModelLayout::Clone(Learner& learner, const std::vector<Entry>& entries) {
-  std::vector<Tensor> out;
-  for (const auto& e : entries) {
-    out.emplace_back(e.shape, DataType::kFloat32);
-    CopyTensor(*learner.Blob(e.name), &out.back(), e.name);
-  }
-  return out;
-}
-
 std::vector<Tensor> ModelLayout::Views(const std::shared_ptr<uint8_t>& flat, Device device,
                                        const std::vector<Entry>& entries) {
   std::vector<Tensor> out;

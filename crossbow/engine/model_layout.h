@@ -27,8 +27,6 @@ class ModelLayout {
   int64_t count_offset() const { return count_offset_; }
   int64_t total() const { return count_offset_ + 1; }
 
-  // Copies of `learner`'s blobs, one tensor per entry.
-  static std::vector<Tensor> Clone(Learner& learner, const std::vector<Entry>& entries);
   // One tensor per entry, each a view of its place in `flat` (floats laid out as this layout).
   static std::vector<Tensor> Views(const std::shared_ptr<uint8_t>& flat, Device device,
                                    const std::vector<Entry>& entries);

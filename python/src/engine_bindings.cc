@@ -30,7 +30,9 @@ std::vector<T> VectorOf(const py::array& a, const char* what) {
 py::array_t<float> CopyOut(const Tensor& t) {
   CROSSBOW_ENFORCE(t.is_plain() && t.dtype() == DataType::kFloat32,
                    "expected a plain float32 tensor, got ", t.DebugString());
-  return py::array_t<float>(t.shape(), t.data<float>());
+  if (t.is_cpu()) return py::array_t<float>(t.shape(), t.data<float>());
+  const Tensor host = ToHost(t);
+  return py::array_t<float>(host.shape(), host.data<float>());
 }
 
 }  // namespace
