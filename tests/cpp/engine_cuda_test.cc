@@ -16,8 +16,10 @@ namespace {
   if (CudaDeviceCount() < (n)) \
   GTEST_SKIP() << "needs " << (n) << " GPU(s), found " << CudaDeviceCount()
 
-// Trains both engines on twin sources; their losses and every checkpoint tensor agree.
+// Starts `b` from `a`'s models (the GPU's fillers draw other numbers than the CPU's), trains
+// both on twin sources, and expects the same losses and checkpoint tensors.
 void ExpectSameTraining(Engine& a, Engine& b, int iterations, float tol) {
+  b.RestoreState(Snapshot(a), a.iteration());
   for (int i = 0; i < iterations; ++i) {
     IterationResult ra = a.Iterate(), rb = b.Iterate();
     ASSERT_EQ(ra.images, rb.images);
@@ -55,6 +57,8 @@ TEST(EngineCuda, TwoLogicalDevicesOnOneGpuEqualOneDevice) {
   Engine two(Spec(true), Options("cuda:0,cuda:0", 2), s1.get());
   Engine one(Spec(true), Options("cuda:0", 4), s2.get());
   Engine cpu(Spec(true), Options("cpu:0,cpu:1", 2), s3.get());
+  two.RestoreState(Snapshot(cpu), 0);
+  one.RestoreState(Snapshot(cpu), 0);
   for (int i = 0; i < 6; ++i) {
     const double loss = two.Iterate().loss;
     EXPECT_NEAR(loss, one.Iterate().loss, 1e-4) << i;
