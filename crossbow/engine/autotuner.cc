@@ -27,8 +27,11 @@ Autotuner::Autotuner(AutotunerOptions options) : options_(options) {
 }
 
 AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory) const {
-  const size_t limit =
-      options_.memory_limit_bytes ? options_.memory_limit_bytes : AvailableMemoryBytes();
+  return Run(measure, memory,
+             options_.memory_limit_bytes ? options_.memory_limit_bytes : AvailableMemoryBytes());
+}
+
+AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory, size_t limit) const {
   AutotuneResult result;
   auto decide = [&](int k, double rate, const char* action) {
     result.decisions.push_back({k, rate, action});
@@ -46,7 +49,14 @@ AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory) cons
       decide(k - 1, best, "stop: memory");
       break;
     }
-    const double rate = measure(k);
+    double rate = 0;
+    try {
+      rate = measure(k);
+    } catch (const OutOfMemoryError& e) {
+      LOG(WARNING) << "autotuner: " << k << " learner(s) per device do not fit: " << e.what();
+      decide(k - 1, best, "stop: out of memory");
+      break;
+    }
     if (rate > best * (1 + options_.threshold)) {
       best = rate;
       result.learners_per_device = k;
@@ -79,7 +89,7 @@ double Agree(const Engine& engine, double value, bool smallest) {
 
 AutotuneResult Autotuner::Run(Engine* engine) const {
   AutotunerOptions options = options_;
-  if (options.memory_limit_bytes == 0) options.memory_limit_bytes = AvailableMemoryBytes();
+  if (options.memory_limit_bytes == 0) options.memory_limit_bytes = engine->MemoryBudgetBytes();
   options.memory_limit_bytes =
       static_cast<size_t>(Agree(*engine, static_cast<double>(options.memory_limit_bytes), true));
   int64_t trained = 0;
@@ -96,7 +106,7 @@ AutotuneResult Autotuner::Run(Engine* engine) const {
   const size_t per_learner = engine->LearnerMemoryBytes();
   const int devices = engine->num_learners() / engine->learners_per_device();
   auto memory = [&](int k) { return per_learner * k * devices; };
-  AutotuneResult result = Autotuner(options).Run(measure, memory);
+  AutotuneResult result = Run(measure, memory, options.memory_limit_bytes);
   engine->SetLearnersPerDevice(result.learners_per_device);
   result.images_trained = trained;
   return result;

@@ -10,17 +10,20 @@ namespace crossbow {
 class Engine;
 
 struct AutotunerOptions {
-  double threshold = 0.1;         // add a learner while throughput grows by more than this fraction
-  int max_learners = 64;          // per device
-  size_t memory_limit_bytes = 0;  // for all learners; 0: the host's available memory
-  int warmup_iterations = 3;      // after each change, not measured (plans compile)
-  int window_iterations = 20;     // measured per setting
+  double threshold = 0.1;  // add a learner while throughput grows by more than this fraction
+  int max_learners = 64;   // per device
+  // For all learners; 0: the engine's budget (the host's available memory, or on GPUs what
+  // they have free), or in Run(measure, memory) the host's available memory.
+  size_t memory_limit_bytes = 0;
+  int warmup_iterations = 3;   // after each change, not measured (plans compile)
+  int window_iterations = 20;  // measured per setting
 };
 
 struct AutotuneDecision {
   int learners_per_device = 0;  // the setting measured
   double images_per_second = 0;
-  std::string action;  // "start", "add", "step back", "stop: memory", "stop: max learners"
+  // "start", "add", "step back", "stop: memory", "stop: out of memory", "stop: max learners"
+  std::string action;
 };
 
 struct AutotuneResult {
@@ -31,7 +34,8 @@ struct AutotuneResult {
 
 // Picks the number of learners per device: starts with one, adds one while the measured
 // throughput grows by more than the threshold and memory allows, steps back and stops when it
-// does not. Each decision is logged with the throughput it saw.
+// does not. A setting whose measurement throws OutOfMemoryError (a learner that did not fit)
+// stops the search at the previous one. Each decision is logged with the throughput it saw.
 class Autotuner {
  public:
   // Images/s measured with k learners per device.
@@ -46,6 +50,8 @@ class Autotuner {
   AutotuneResult Run(Engine* engine) const;
 
  private:
+  AutotuneResult Run(const Measure& measure, const Memory& memory, size_t limit) const;
+
   AutotunerOptions options_;
 };
 

@@ -70,6 +70,25 @@ void PinCurrentThread(const std::vector<int>& cores) {
   });
 }
 
+void CheckDevices(const std::vector<DeviceLayout>& devices) {
+  CROSSBOW_ENFORCE_VALUE(!devices.empty(), "the engine needs at least one device");
+  const DeviceType type = devices[0].device.type;
+  for (const auto& d : devices) {
+    const std::string name = d.device.ToString();
+    CROSSBOW_ENFORCE_VALUE(d.device.type == type, "devices ", devices[0].device.ToString(), " and ",
+                           name, ": CPU and GPU devices cannot be mixed in one engine");
+    if (d.device.type != DeviceType::kCUDA) continue;
+    CROSSBOW_ENFORCE_VALUE(HasDeviceBackend(DeviceType::kCUDA), "device ", name, " was asked ",
+                           "for but this Crossbow was built without CUDA (configure with ",
+                           "-DCROSSBOW_CUDA=ON on a machine with the CUDA toolkit and cuDNN)");
+    const int count = CudaDeviceCount();
+    CROSSBOW_ENFORCE_VALUE(count > 0, "device ", name, " was asked for but no GPU is usable ",
+                           "here (no NVIDIA driver or GPU); use --devices cpu");
+    CROSSBOW_ENFORCE_VALUE(d.device.index < count, "device ", name, " does not exist; this ",
+                           "machine has ", count, " GPU(s), cuda:0 to cuda:", count - 1);
+  }
+}
+
 std::vector<DeviceLayout> ParseDevices(const std::string& spec) {
   std::vector<DeviceLayout> devices;
   std::set<int> used;

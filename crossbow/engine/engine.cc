@@ -2,12 +2,13 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "crossbow/comm/in_process.h"
 #include "crossbow/engine/device.h"
 #include "crossbow/engine/engine_impl.h"
-#include "crossbow/engine/sma.h"
 
 namespace crossbow {
 
@@ -22,6 +23,7 @@ SyncMode ParseSyncMode(const std::string& name) {
 Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* train)
     : spec_(spec), options_(std::move(options)), train_(train) {
   if (options_.devices.empty()) options_.devices = ParseDevices("cpu");
+  CheckDevices(options_.devices);
   CROSSBOW_ENFORCE_VALUE(train_ != nullptr, "the engine needs a training batch source");
   CROSSBOW_ENFORCE_VALUE(train_->ExampleShape() == spec_.input_shape, "the training source's ",
                          "examples have shape ", ShapeString(train_->ExampleShape()), ", model '",
@@ -38,6 +40,7 @@ Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* 
   LearnerSpec average = spec_;
   average.name = spec_.name + "_average";
   average.threads = cores;
+  average.device = options_.devices[0].device;
   average_ = std::make_unique<Learner>(std::move(average));
   layout_ = ModelLayout(*average_);
   lr_ = lr_peak_ = spec_.solver.lr;
@@ -47,16 +50,36 @@ Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* 
   }
   comm_ = std::make_unique<InProcessCollectives>(static_cast<int>(options_.devices.size()),
                                                  options_.group, process_rank_);
+  std::vector<crossbow::Device> gpus;
+  for (const auto& d : options_.devices) gpus.push_back(d.device);
+  if (gpus.size() > 1 && gpus[0].type != DeviceType::kCPU) {
+    device_comm_ = MakeDeviceCollectives(gpus);
+  }
   for (size_t d = 0; d < options_.devices.size(); ++d) {
     auto device = std::make_unique<Device>();
     device->rank = static_cast<int>(d);
     device->global = process_rank_ * static_cast<int>(options_.devices.size()) + device->rank;
+    device->device = options_.devices[d].device;
     device->cores = options_.devices[d].cores;
     CROSSBOW_ENFORCE_VALUE(!device->cores.empty(), "device ", d, " has no cores");
-    device->z = ModelLayout::Clone(*average_, layout_.params());
-    device->z_prev = ModelLayout::Clone(*average_, layout_.params());
-    device->z_state = ModelLayout::Clone(*average_, layout_.state());
-    device->sum.resize(layout_.total());
+    device->backend = MakeSyncBackend(device->device);
+    const auto storage = device->backend->Allocate(layout_.total() * sizeof(float));
+    device->average = ViewOf(storage, device->device, 0, {layout_.total()});
+    device->z = ModelLayout::Views(storage, device->device, layout_.params());
+    device->z_state = ModelLayout::Views(storage, device->device, layout_.state());
+    const auto previous = device->backend->Allocate(layout_.param_floats() * sizeof(float));
+    device->average_prev = ViewOf(previous, device->device, 0, {layout_.param_floats()});
+    device->z_prev = ModelLayout::Views(previous, device->device, layout_.params());
+    for (size_t i = 0; i < layout_.params().size(); ++i) {
+      const std::string& name = layout_.params()[i].name;
+      CopyTensor(*average_->Blob(name), &device->z[i], name);
+      CopyTensor(*average_->Blob(name), &device->z_prev[i], name);
+    }
+    for (size_t i = 0; i < layout_.state().size(); ++i) {
+      const std::string& name = layout_.state()[i].name;
+      CopyTensor(*average_->Blob(name), &device->z_state[i], name);
+    }
+    device->sum = device->backend->NewBuffer(layout_.total());
     devices_.push_back(std::move(device));
   }
   SetLearnersPerDevice(options_.learners_per_device);
@@ -68,8 +91,18 @@ Engine::Impl::~Impl() {
     if (world_ > 1) Fence();
   } catch (const std::exception&) {
   }
-  comm_->Abort("the engine is shutting down");
+  AbortCollectives("the engine is shutting down");
   StopThreads();
+  // GPU work still queued on the learners' streams may read the devices' buffers.
+  for (auto& device : devices_) {
+    for (auto& slot : device->slots) {
+      try {
+        slot->learner->context()->Synchronize();
+      } catch (const std::exception& e) {
+        LOG(WARNING) << "engine shutdown: " << e.what();
+      }
+    }
+  }
 }
 
 std::unique_ptr<Engine::Impl::Slot> Engine::Impl::MakeSlot(Device& device, int j) {
@@ -83,9 +116,24 @@ std::unique_ptr<Engine::Impl::Slot> Engine::Impl::MakeSlot(Device& device, int j
   spec.name = spec_.name + "_learner" + std::to_string(slot->index);
   spec.seed = spec_.seed + 1 + slot->index;
   spec.threads = options_.threads_per_learner;
+  spec.device = device.device;
   slot->learner = std::make_unique<Learner>(std::move(spec));
-  slot->learner->SetLearningRate(static_cast<float>(lr_));
-  slot->contribution.resize(layout_.total());
+  Learner& l = *slot->learner;
+  l.SetLearningRate(static_cast<float>(lr_));
+  slot->contribution = device.backend->NewBuffer(layout_.total());
+  if (device.device.type != DeviceType::kCPU && largest_batch_ > 0) {
+    // A new learner on a GPU allocates its plan now, with one step at learning rate 0 on a zero
+    // batch: memory it lacks fails here, where the engine can drop it again, not inside an
+    // iteration. (Its weights do not move; its statistics are reset from z below.)
+    Shape shape = spec_.input_shape;
+    shape.insert(shape.begin(), largest_batch_);
+    std::vector<float> images(NumElements(shape), 0.f);
+    std::vector<int32_t> labels(largest_batch_, 0);
+    l.SetLearningRate(0.f);
+    l.ForwardBackward(images.data(), shape, labels.data());
+    l.Update();
+    l.SetLearningRate(static_cast<float>(lr_));
+  }
   RestartFromAverage(*slot, device);
   slot->task = slot->done = iteration_ - 1;
   return slot;
@@ -124,12 +172,27 @@ void Engine::Impl::SetLearnersPerDevice(int k) {
   if (k == k_) return;
   if (k_ > 0) Fence();
   StopThreads();
-  k_ = k;
-  for (auto& device : devices_) {
-    device->slots.resize(std::min<size_t>(device->slots.size(), k));
-    const int kept = static_cast<int>(device->slots.size());
-    for (int j = 0; j < kept; ++j) device->slots[j]->index = device->global * k + j;
-    for (int j = kept; j < k; ++j) device->slots.push_back(MakeSlot(*device, j));
+  const int before = k_;
+  auto resize = [&](int count) {
+    k_ = count;
+    for (auto& device : devices_) {
+      device->slots.resize(std::min<size_t>(device->slots.size(), count));
+      const int kept = static_cast<int>(device->slots.size());
+      for (int j = 0; j < kept; ++j) device->slots[j]->index = device->global * count + j;
+      for (int j = kept; j < count; ++j) device->slots.push_back(MakeSlot(*device, j));
+      device->backend->Prepare(count);
+    }
+  };
+  try {
+    resize(k);
+  } catch (const std::exception& e) {
+    if (before == 0) throw;
+    // A learner that does not fit (OutOfMemoryError) leaves the engine as it was.
+    LOG(WARNING) << "engine: adding learners failed (" << e.what() << "); keeping " << before
+                 << " learner(s) per device";
+    resize(before);
+    StartThreads();
+    throw;
   }
   if (world_ > 1) train_->Shard({process_rank_, world_, num_learners()});
   LOG(INFO) << "engine: " << (world_ > 1 ? detail::Concat(world_, " ranks x ") : "")
@@ -191,6 +254,7 @@ IterationResult Engine::Impl::Iterate() {
       ++result.skipped;
     }
     result.images += slot->images;
+    largest_batch_ = std::max(largest_batch_, slot->images);
   }
   result.loss = finite ? result.loss / finite : NAN;
   VLOG(1) << "iteration " << t << ": loss " << result.loss << ", " << result.images << " images";
@@ -233,8 +297,13 @@ void Engine::Impl::Fail(const std::string& message) {
     }
   }
   cv_.notify_all();
-  comm_->Abort(message);
+  AbortCollectives(message);
   if (options_.group) options_.group->Abort(message);
+}
+
+void Engine::Impl::AbortCollectives(const std::string& reason) {
+  comm_->Abort(reason);
+  if (device_comm_) device_comm_->Abort(reason);
 }
 
 void Engine::Impl::Contribute(Device& device) {
@@ -258,44 +327,45 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
   CROSSBOW_ENFORCE(!skip || options_.skip_nan, "loss is ", slot.loss, " at iteration ", t,
                    "; the update was skipped");
   // The sync thread reads every contribution of iteration t-1 until it has applied it; z then
-  // includes every iteration before t.
+  // includes every iteration before t. (On a GPU: until it has issued that work; the learner's
+  // stream waits for its execution.)
   WaitFor([&] { return device.synced >= t; });
-  float* c = slot.contribution.data();
-  for (const auto& e : layout_.state()) {
-    std::copy_n(Floats(l, e.name), e.numel, c + e.offset);
-  }
-  const auto& params = layout_.params();
+  SyncBackend& sync = *device.backend;
+  ContextBase* context = l.context();
+  const int j = slot.index - device.rank * k_;
+  auto blob = [&](const std::string& name) { return l.Blob(name); };
+  slot.params.Refresh(layout_.params(), blob);  // (a GPU backend uploads a table only if moved)
+  slot.state.Refresh(layout_.state(), blob);
+  sync.WaitForAverage(context);
+  float* c = slot.contribution.mutable_data<float>();
+  sync.Gather(context, slot.state, 1.f, c);
   if (options_.sync == SyncMode::kSGD) {  // the one learner: its own update, its statistics
+    sync.Contributed(context, j);
     if (!skip) l.Update();
     Contribute(device);
     return;
   }
   if (options_.sync == SyncMode::kSMA) {
-    for (size_t i = 0; i < params.size(); ++i) {
-      sma::Correction(Floats(l, params[i].name), device.z[i].data<float>(),
-                      static_cast<float>(options_.alpha), c + params[i].offset, params[i].numel);
-    }
+    sync.Correction(context, slot.params, device.average.data<float>(),
+                    static_cast<float>(options_.alpha), c);
+    sync.Contributed(context, j);
     Contribute(device);
     if (!skip) l.Update();
-    for (const auto& e : params) sma::Subtract(c + e.offset, Floats(l, e.name), e.numel);
+    sync.Subtract(context, c, slot.params);
     return;
   }
   // S-SGD and SGD: gradients weighted by batch size, averaged over every learner's images.
   const float weight = skip ? 0.f : static_cast<float>(slot.images);
-  for (const auto& e : params) {
-    std::copy_n(l.Gradient(e.name)->data<float>(), e.numel, c + e.offset);
-    sma::Scale(weight, c + e.offset, e.numel);
-  }
-  c[layout_.count_offset()] = weight;
+  slot.gradients.Refresh(layout_.params(), [&](const std::string& p) { return l.Gradient(p); });
+  sync.Gather(context, slot.gradients, weight, c);
+  sync.SetValue(context, c + layout_.count_offset(), weight);
+  sync.Contributed(context, j);
   Contribute(device);
   WaitFor([&] { return device.synced > t; });
-  for (const auto& e : params) {
-    std::copy_n(device.sum.data() + e.offset, e.numel, l.Gradient(e.name)->mutable_data<float>());
-  }
+  sync.WaitForAverage(context);
+  sync.Scatter(context, device.sum.data<float>(), slot.gradients);
   l.Update();
-  for (size_t i = 0; i < layout_.state().size(); ++i) {
-    CopyTensor(device.z_state[i], l.Blob(layout_.state()[i].name), layout_.state()[i].name);
-  }
+  sync.Scatter(context, device.average.data<float>(), slot.state);
 }
 
 void Engine::Impl::SyncLoop(Device& device) {
@@ -320,30 +390,30 @@ void Engine::Impl::SyncLoop(Device& device) {
 }
 
 void Engine::Impl::Synchronise(Device& device) {
-  float* sum = device.sum.data();
+  SyncBackend& sync = *device.backend;
+  float* sum = device.sum.mutable_data<float>();
   const int64_t n = layout_.total();
-  std::fill_n(sum, n, 0.f);
-  for (const auto& slot : device.slots) sma::Accumulate(slot->contribution.data(), sum, n);
-  comm_->AllReduceSum(device.rank, sum, n,
-                      std::chrono::milliseconds(options_.collective_timeout_ms));
-  const auto& params = layout_.params();
+  sync.WaitForContributions(static_cast<int>(device.slots.size()));
+  std::vector<const float*> parts;
+  for (const auto& slot : device.slots) parts.push_back(slot->contribution.data<float>());
+  sync.Sum(parts, sum, n);
+  const auto timeout = std::chrono::milliseconds(options_.collective_timeout_ms);
+  if (device_comm_) {
+    device_comm_->AllReduceSum(device.rank, sum, n, sync.sync_context(), timeout);
+  } else {
+    comm_->AllReduceSum(device.rank, sum, n, timeout);
+  }
+  float* z = device.average.mutable_data<float>();
   if (options_.sync == SyncMode::kSMA) {
-    const float mu = static_cast<float>(options_.central_momentum);
-    for (size_t i = 0; i < params.size(); ++i) {
-      sma::UpdateAverage(sum + params[i].offset, mu, device.z[i].mutable_data<float>(),
-                         device.z_prev[i].mutable_data<float>(), params[i].numel);
-    }
+    sync.UpdateAverage(sum, static_cast<float>(options_.central_momentum), z,
+                       device.average_prev.mutable_data<float>(), layout_.param_floats());
   } else if (options_.sync == SyncMode::kSSGD) {
-    const float images = sum[layout_.count_offset()];
-    sma::Scale(images > 0 ? 1.f / images : 0.f, sum, layout_.param_floats());
+    sync.ScaleByInverse(sum + layout_.count_offset(), sum, layout_.param_floats());
   }
-  const float inv_learners = 1.f / static_cast<float>(num_learners() * world_);
-  for (size_t i = 0; i < layout_.state().size(); ++i) {
-    const auto& e = layout_.state()[i];
-    float* z = device.z_state[i].mutable_data<float>();
-    std::copy_n(sum + e.offset, e.numel, z);
-    sma::Scale(inv_learners, z, e.numel);
-  }
+  const int64_t stats = layout_.count_offset() - layout_.param_floats();
+  sync.ScaleInto(1.f / static_cast<float>(num_learners() * world_), sum + layout_.param_floats(),
+                 z + layout_.param_floats(), stats);
+  sync.AverageUpdated();
 }
 
 }  // namespace crossbow

@@ -80,6 +80,10 @@ class Engine {
   // What one more learner costs: its planned activations (after its first step) plus its
   // parameters, momentum and synchronisation buffer. For the autotuner's memory limit.
   size_t LearnerMemoryBytes() const;
+  // What all learners together may use, for the autotuner: the host's available memory on CPU
+  // devices; on GPUs, the learners' bytes now plus the free memory (cudaMemGetInfo and the
+  // allocator's cache) of the fullest GPU, shared by the engine devices on it.
+  size_t MemoryBudgetBytes() const;
 
   // Everything a checkpoint holds: "z/<blob>", "z_prev/<blob>", "learner<j>/<blob>",
   // "learner<j>/<param>_momentum", plus batch-norm statistics. Restoring works with another

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "crossbow/comm/collectives.h"
+#include "crossbow/comm/device_collectives.h"
 #include "crossbow/engine/engine.h"
 #include "crossbow/engine/model_layout.h"
+#include "crossbow/engine/sync_backend.h"
 
 namespace crossbow {
 
@@ -27,6 +29,7 @@ class Engine::Impl {
   EvalResult Evaluate(BatchSource* test);
   std::vector<double> DistancesToAverage();
   size_t LearnerMemoryBytes();
+  size_t MemoryBudgetBytes();
   std::vector<std::pair<std::string, const Tensor*>> StateTensors();
   void RestoreState(const std::map<std::string, Tensor>& tensors, int64_t iteration);
 
@@ -40,21 +43,27 @@ class Engine::Impl {
     std::unique_ptr<Learner> learner;
     int index = 0;  // over all devices, device-major
     std::vector<int> cores;
-    std::vector<float> contribution;  // layout_.total() floats, read by its device's sync
-    const Batch* batch = nullptr;     // posted by Iterate, released by the learner
-    int64_t images = 0;               // the batch's size
-    int64_t task = -1, done = -1;     // iterations posted and finished
+    Tensor contribution;  // layout_.total() floats on the device, read by its device's sync
+    SegmentTable params, state, gradients;  // the learner's blobs as the flat buffers see them
+    const Batch* batch = nullptr;           // posted by Iterate, released by the learner
+    int64_t images = 0;                     // the batch's size
+    int64_t task = -1, done = -1;           // iterations posted and finished
     float loss = 0;
     std::thread thread;
   };
-  struct Device {    // a group of cores: its learners, its copy of z and its sync thread
+  // A group of cores or a GPU: its learners, its copy of z and its sync thread.
+  struct Device {
     int rank = 0;    // in this process: its place in the in-process collectives
     int global = 0;  // in the job: names and seeds its learners
+    crossbow::Device device;
     std::vector<int> cores;
     std::vector<std::unique_ptr<Slot>> slots;
-    std::vector<Tensor> z, z_prev;  // per parameter
-    std::vector<Tensor> z_state;    // per state blob: the learners' average
-    std::vector<float> sum;         // device sum, then all-reduced over devices
+    std::unique_ptr<SyncBackend> backend;
+    // Flat, as layout_: z = [parameters | the learners' average statistics], z_prev; and per
+    // blob views of them.
+    Tensor average, average_prev;
+    std::vector<Tensor> z, z_prev, z_state;
+    Tensor sum;  // device sum, then all-reduced over devices
     int contributions = 0;
     int64_t synced = 0;  // iterations whose synchronisation is applied to z (or gradients)
     std::thread thread;
@@ -72,6 +81,7 @@ class Engine::Impl {
   template <typename Ready>
   void WaitFor(Ready ready);
   void Fail(const std::string& message);
+  void AbortCollectives(const std::string& reason);
   // Waits until every device has applied every iteration; throws the first failure.
   void Fence();
   // After Fence: z holds the one model in S-SGD and SGD too.
@@ -81,7 +91,8 @@ class Engine::Impl {
   LearnerSpec spec_;
   EngineOptions options_;
   BatchSource* train_;
-  std::unique_ptr<Collectives> comm_;
+  std::unique_ptr<Collectives> comm_;               // CPU devices
+  std::unique_ptr<DeviceCollectives> device_comm_;  // GPU devices, when there are several
   std::unique_ptr<Learner> average_;  // evaluates z; its initial weights are everyone's
   ModelLayout layout_;
   std::vector<std::unique_ptr<Device>> devices_;
@@ -89,6 +100,7 @@ class Engine::Impl {
   int world_ = 1, process_rank_ = 0;  // of the MPI job
   double lr_ = 0, lr_peak_ = 0;
   int64_t iteration_ = 0;
+  int64_t largest_batch_ = 0;  // images of one learner; a GPU learner's plan is made for it
 
   std::mutex mutex_;
   std::condition_variable cv_;

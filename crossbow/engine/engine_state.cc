@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <tuple>
 
 #include "crossbow/engine/engine_impl.h"
@@ -22,6 +24,12 @@ void Engine::Impl::Fence() {
     return true;
   });
   CROSSBOW_ENFORCE(error_.empty(), error_);
+  lock.unlock();
+  // On a GPU the counters say what was issued: wait for the streams too.
+  for (auto& device : devices_) {
+    device->backend->Finish();
+    for (auto& slot : device->slots) slot->learner->context()->Synchronize();
+  }
 }
 
 void Engine::Impl::PublishAverage() {
@@ -99,14 +107,21 @@ EvalResult Engine::Impl::Evaluate(BatchSource* test) {
 std::vector<double> Engine::Impl::DistancesToAverage() {
   Fence();
   PublishAverage();
+  // Host floats of `t`: its own on the CPU, else a copy in `*copy`.
+  auto host = [](const Tensor& t, Tensor* copy) {
+    if (t.is_cpu()) return t.data<float>();
+    *copy = ToHost(t);
+    return static_cast<const Tensor*>(copy)->data<float>();
+  };
   std::vector<double> out;
+  Tensor w_copy, z_copy;
   for (auto& device : devices_) {
     for (auto& slot : device->slots) {
       double squared = 0;
       for (size_t i = 0; i < layout_.params().size(); ++i) {
         const auto& e = layout_.params()[i];
-        squared += sma::SquaredDistance(Floats(*slot->learner, e.name), device->z[i].data<float>(),
-                                        e.numel);
+        squared += sma::SquaredDistance(host(*slot->learner->Blob(e.name), &w_copy),
+                                        host(device->z[i], &z_copy), e.numel);
       }
       out.push_back(std::sqrt(squared));
     }
@@ -118,6 +133,19 @@ size_t Engine::Impl::LearnerMemoryBytes() {
   Fence();
   const size_t floats = 2 * layout_.param_floats() + layout_.total();
   return devices_[0]->slots[0]->learner->memory_stats().planned_bytes + floats * sizeof(float);
+}
+
+size_t Engine::Impl::MemoryBudgetBytes() {
+  if (devices_[0]->device.type == DeviceType::kCPU) return devices_[0]->backend->FreeBytes();
+  // Each GPU's free memory is shared by the engine devices on it; the fullest GPU decides.
+  const size_t per_learner = LearnerMemoryBytes();
+  std::map<int, int> sharing;
+  for (const auto& device : devices_) ++sharing[device->device.index];
+  size_t headroom = std::numeric_limits<size_t>::max();
+  for (const auto& device : devices_) {
+    headroom = std::min(headroom, device->backend->FreeBytes() / sharing[device->device.index]);
+  }
+  return devices_.size() * (headroom + per_learner * k_);
 }
 
 std::vector<std::pair<std::string, const Tensor*>> Engine::Impl::StateTensors() {
@@ -222,6 +250,7 @@ int64_t Engine::iteration() const { return impl_->iteration(); }
 EvalResult Engine::Evaluate(BatchSource* test) { return impl_->Evaluate(test); }
 std::vector<double> Engine::DistancesToAverage() const { return impl_->DistancesToAverage(); }
 size_t Engine::LearnerMemoryBytes() const { return impl_->LearnerMemoryBytes(); }
+size_t Engine::MemoryBudgetBytes() const { return impl_->MemoryBudgetBytes(); }
 std::vector<std::pair<std::string, const Tensor*>> Engine::StateTensors() {
   return impl_->StateTensors();
 }

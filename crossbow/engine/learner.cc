@@ -130,6 +130,7 @@ Learner::TrainPlan& Learner::TrainPlanFor(int64_t batch) {
     std::set<std::string> keep(spec_.accuracy.begin(), spec_.accuracy.end());
     keep.insert({spec_.loss, spec_.output});
     plan.net = std::make_unique<Net>(train_def_, &root_, context_.get(), keep);
+    if (!spec_.cuda_graphs) plan.net->DisableCapture();
     plan.update_begin = update_begin_;
   }
   last_batch_ = batch;
@@ -144,6 +145,7 @@ Net& Learner::InferencePlanFor(int64_t batch, bool with_loss) {
     NetDef def = Prune(InferenceNet(spec_.net, with_loss), keep);
     def.name = spec_.name + "_inference";
     net = std::make_unique<Net>(def, &root_, context_.get(), keep);
+    if (!spec_.cuda_graphs) net->DisableCapture();
   }
   return *net;
 }

@@ -30,6 +30,7 @@ LearnerSpec LearnerSpec::FromJson(const std::string& text) {
     spec.seed = j.value("seed", uint64_t{0});
     spec.threads = j.value("threads", 1);
     spec.device = ParseDevice(j.value("device", std::string("cpu")));
+    spec.cuda_graphs = j.value("cuda_graphs", spec.cuda_graphs);
     return spec;
   } catch (const json::exception& e) {
     throw ValueError(detail::Concat("malformed learner spec: ", e.what()));

@@ -23,17 +23,21 @@ ModelLayout::ModelLayout(Learner& reference) {
   count_offset_ = offset;
 }
 
-std::vector<Tensor> ModelLayout::Clone(Learner& learner, const std::vector<Entry>& entries) {
+std::vector<Tensor> ModelLayout::Views(const std::shared_ptr<uint8_t>& flat, Device device,
+                                       const std::vector<Entry>& entries) {
   std::vector<Tensor> out;
-  for (const auto& e : entries) {
-    out.emplace_back(e.shape, DataType::kFloat32);
-    CopyTensor(*learner.Blob(e.name), &out.back(), e.name);
-  }
+  for (const auto& e : entries) out.push_back(ViewOf(flat, device, e.offset, e.shape));
   return out;
 }
 
-float* Floats(Learner& learner, const std::string& name) {
-  return learner.Blob(name)->mutable_data<float>();
+Tensor ViewOf(const std::shared_ptr<uint8_t>& storage, Device device, int64_t offset,
+              const Shape& shape) {
+  Tensor t(device);
+  // The aliasing constructor: the view keeps the whole buffer alive.
+  t.BindStorage(std::shared_ptr<uint8_t>(storage, storage.get() + offset * sizeof(float)),
+                NumElements(shape) * sizeof(float));
+  t.Resize(shape);
+  return t;
 }
 
 void CopyTensor(const Tensor& src, Tensor* dst, const std::string& what) {
@@ -41,9 +45,21 @@ void CopyTensor(const Tensor& src, Tensor* dst, const std::string& what) {
       src.is_plain() && src.dtype() == DataType::kFloat32 && src.shape() == dst->shape(), "'", what,
       "' must be a plain float32 tensor of shape ", ShapeString(dst->shape()), ", got ",
       src.DebugString());
-  std::memcpy(dst->mutable_data<float>(), src.data<float>(), dst->numel() * sizeof(float));
+  if (src.is_cpu() && dst->is_cpu()) {
+    std::memcpy(dst->mutable_data<float>(), src.data<float>(), dst->numel() * sizeof(float));
+  } else {
+    CopyBytes(dst->raw_data(), dst->device(), src.raw_data(), src.device(), dst->nbytes());
+  }
 }
 
-void Fill(Tensor* t, float value) { std::fill_n(t->mutable_data<float>(), t->numel(), value); }
+void Fill(Tensor* t, float value) {
+  if (t->is_cpu()) {
+    std::fill_n(t->mutable_data<float>(), t->numel(), value);
+    return;
+  }
+  Tensor host(t->shape(), DataType::kFloat32);
+  std::fill_n(host.mutable_data<float>(), host.numel(), value);
+  CopyTensor(host, t, "fill");
+}
 
 }  // namespace crossbow

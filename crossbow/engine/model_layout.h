@@ -27,17 +27,21 @@ class ModelLayout {
   int64_t count_offset() const { return count_offset_; }
   int64_t total() const { return count_offset_ + 1; }
 
-  // Copies of `learner`'s blobs, one tensor per entry.
-  static std::vector<Tensor> Clone(Learner& learner, const std::vector<Entry>& entries);
+  // One tensor per entry, each a view of its place in `flat` (floats laid out as this layout).
+  static std::vector<Tensor> Views(const std::shared_ptr<uint8_t>& flat, Device device,
+                                   const std::vector<Entry>& entries);
 
  private:
   std::vector<Entry> params_, state_;
   int64_t param_floats_ = 0, count_offset_ = 0;
 };
 
-float* Floats(Learner& learner, const std::string& name);
-// dst = src; both plain float32 of one shape, else a ValueError naming `what`.
+// dst = src; both plain float32 of one shape, else a ValueError naming `what`. Either may be on
+// a GPU (a synchronous copy).
 void CopyTensor(const Tensor& src, Tensor* dst, const std::string& what);
 void Fill(Tensor* t, float value);
+// A float32 tensor of `shape` in `storage` (on `device`) from float `offset` on, sharing it.
+Tensor ViewOf(const std::shared_ptr<uint8_t>& storage, Device device, int64_t offset,
+              const Shape& shape);
 
 }  // namespace crossbow

@@ -30,12 +30,15 @@ std::vector<T> VectorOf(const py::array& a, const char* what) {
 py::array_t<float> CopyOut(const Tensor& t) {
   CROSSBOW_ENFORCE(t.is_plain() && t.dtype() == DataType::kFloat32,
                    "expected a plain float32 tensor, got ", t.DebugString());
-  return py::array_t<float>(t.shape(), t.data<float>());
+  if (t.is_cpu()) return py::array_t<float>(t.shape(), t.data<float>());
+  const Tensor host = ToHost(t);
+  return py::array_t<float>(host.shape(), host.data<float>());
 }
 
 }  // namespace
 
 void BindEngine(py::module_& m) {
+  m.def("cuda_device_count", &CudaDeviceCount, "GPUs usable now (0 without CUDA or a GPU)");
   m.def("parse_devices", [](const std::string& spec) {
     std::vector<std::vector<int>> out;
     for (const auto& d : ParseDevices(spec)) out.push_back(d.cores);
@@ -52,7 +55,8 @@ void BindEngine(py::module_& m) {
             return out;
           },
           [](EngineOptions& o, const std::string& spec) { o.devices = ParseDevices(spec); },
-          "set from a string: 'cpu' or 'cpu:0-1,cpu:2-3'; reads as core lists")
+          "set from a string: 'cpu', 'cpu:0-1,cpu:2-3', 'cuda:0,cuda:1' or 'cuda:0,cuda:0' (two "
+          "devices on one GPU); reads as core lists")
       .def_property(
           "sync", [](const EngineOptions& o) { return SyncName(o.sync); },
           [](EngineOptions& o, const std::string& name) { o.sync = ParseSyncMode(name); })

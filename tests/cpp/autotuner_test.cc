@@ -65,6 +65,27 @@ TEST(Autotuner, StopsWhereMemoryEnds) {
   EXPECT_EQ(r.decisions.back().action, "stop: memory");
 }
 
+TEST(Autotuner, BacksOffWhenALearnerDoesNotFit) {
+  Trace trace{{{1, 100}, {2, 200}, {3, 300}}};
+  AutotunerOptions o;
+  o.memory_limit_bytes = 1 << 30;
+  auto measure = [&](int k) -> double {
+    if (k == 3) throw OutOfMemoryError("out of memory on cuda:0 allocating 1 bytes");
+    return trace.measure()(k);
+  };
+  AutotuneResult r = Autotuner(o).Run(measure, PerLearner(1));
+  EXPECT_EQ(r.learners_per_device, 2);
+  EXPECT_EQ(trace.measured, (std::vector<int>{1, 2}));
+  EXPECT_EQ(Actions(r), (std::vector<std::string>{"start", "add", "stop: out of memory"}));
+  EXPECT_EQ(r.decisions.back().learners_per_device, 2);
+  // Other failures are not a back-off.
+  auto broken = [](int k) -> double {
+    if (k == 2) throw Error("cuDNN error");
+    return 100;
+  };
+  EXPECT_THROW(Autotuner(o).Run(broken, PerLearner(1)), Error);
+}
+
 TEST(Autotuner, StopsAtMaxLearners) {
   Trace trace{{{1, 100}, {2, 200}}};
   AutotunerOptions o;

@@ -4,83 +4,13 @@
 
 #include <cmath>
 #include <numeric>
-#include <random>
 
-#include "crossbow/engine/array_source.h"
 #include "crossbow/engine/autotuner.h"
 #include "crossbow/engine/model_layout.h"
+#include "tests/cpp/engine_test_util.h"
 
 namespace crossbow {
 namespace {
-
-// conv -> [bn] -> relu -> global average pool -> fc -> softmax loss, on 3x8x8 images.
-LearnerSpec Spec(bool batch_norm) {
-  LearnerSpec spec;
-  spec.name = batch_norm ? "bn_net" : "plain_net";
-  spec.input_shape = {3, 8, 8};
-  spec.init_net.ops = {MakeFiller("MSRAFill", "w", {8, 3, 3, 3}),
-                       MakeFiller("XavierFill", "fw", {4, 8}),
-                       MakeFiller("ConstantFill", "fb", {4})};
-  spec.net.ops = {
-      MakeOperator("Conv", {"data", "w"}, {"c"}, {{"kernel", int64_t{3}}, {"pad", int64_t{1}}})};
-  spec.params = {"w", "fw", "fb"};
-  std::string x = "c";
-  if (batch_norm) {
-    spec.init_net.ops.push_back(MakeFiller("ConstantFill", "s", {8}, {{"value", 1.0}}));
-    spec.init_net.ops.push_back(MakeFiller("ConstantFill", "b", {8}));
-    spec.init_net.ops.push_back(MakeFiller("ConstantFill", "rm", {8}));
-    spec.init_net.ops.push_back(MakeFiller("ConstantFill", "rv", {8}, {{"value", 1.0}}));
-    spec.net.ops.push_back(
-        MakeOperator("SpatialBN", {"c", "s", "b", "rm", "rv"}, {"n", "rm", "rv", "sm", "sv"}));
-    spec.params.insert(spec.params.end(), {"s", "b"});
-    spec.state = {"rm", "rv"};
-    x = "n";
-  }
-  spec.net.ops.push_back(MakeOperator("Relu", {x}, {"r"}));
-  spec.net.ops.push_back(MakeOperator("GlobalAveragePool", {"r"}, {"g"}));
-  spec.net.ops.push_back(MakeOperator("FC", {"g", "fw", "fb"}, {"logits"}));
-  spec.net.ops.push_back(MakeOperator("SoftmaxWithLoss", {"logits", "label"}, {"prob", "loss"}));
-  spec.solver.lr = 0.05;
-  spec.solver.weight_decay = 1e-4;
-  spec.seed = 7;
-  return spec;
-}
-
-std::unique_ptr<ArraySource> Source(int n, int batch, uint32_t seed = 1) {
-  std::vector<float> images(n * 192);
-  std::vector<int32_t> labels(n);
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> noise(0.f, 1.f);
-  for (int i = 0; i < n; ++i) {
-    labels[i] = static_cast<int32_t>(rng() % 4);
-    for (int j = 0; j < 192; ++j) images[i * 192 + j] = noise(rng) + 0.4f * labels[i] * (j / 64);
-  }
-  return std::make_unique<ArraySource>(std::move(images), std::move(labels), Shape{3, 8, 8}, batch);
-}
-
-EngineOptions Options(const std::string& devices, int k, SyncMode sync = SyncMode::kSMA) {
-  EngineOptions o;
-  o.devices = ParseDevices(devices);
-  o.learners_per_device = k;
-  o.sync = sync;
-  return o;
-}
-
-std::map<std::string, Tensor> Snapshot(Engine& engine) {
-  std::map<std::string, Tensor> out;
-  for (const auto& [name, t] : engine.StateTensors()) {
-    out[name] = Tensor(t->shape(), DataType::kFloat32);
-    std::copy_n(t->data<float>(), t->numel(), out[name].mutable_data<float>());
-  }
-  return out;
-}
-
-void ExpectNear(const Tensor& a, const Tensor& b, float tol, const std::string& what) {
-  ASSERT_EQ(a.shape(), b.shape()) << what;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], tol) << what << " element " << i;
-  }
-}
 
 TEST(ParseDevices, GroupsAndErrors) {
   auto devices = ParseDevices("cpu:0-1,cpu:2-3");
@@ -93,6 +23,23 @@ TEST(ParseDevices, GroupsAndErrors) {
   }
   EXPECT_EQ(ParseSyncMode("ssgd"), SyncMode::kSSGD);
   EXPECT_THROW(ParseSyncMode("async"), ValueError);
+}
+
+TEST(Engine, GpuDevicesFailBeforeAnyWorkWhereNoGpuIsUsable) {
+  auto source = Source(8, 4);
+  auto expect_error = [&](const std::string& devices, const std::string& message) {
+    try {
+      Engine engine(Spec(false), Options(devices, 1), source.get());
+      FAIL() << devices << " was accepted";
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  expect_error("cpu:0,cuda:0", "CPU and GPU devices cannot be mixed");
+  if (CudaDeviceCount() > 0) GTEST_SKIP() << "a GPU is usable here: nothing fails";
+  expect_error("cuda:0", HasDeviceBackend(DeviceType::kCUDA)
+                             ? "device cuda:0 was asked for but no GPU is usable here"
+                             : "device cuda:0 was asked for but this Crossbow was built without");
 }
 
 TEST(Engine, SgdEqualsAPlainLearner) {

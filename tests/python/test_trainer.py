@@ -125,6 +125,17 @@ def test_fit_on_arrays_learns_and_writes_metrics(tmp_path):
     assert any("accuracy" in r for r in read_metrics(str(metrics)))
 
 
+@needs_native
+def test_a_gpu_device_where_no_gpu_is_usable_fails_before_any_work():
+    from crossbow import _native
+    if _native.load().cuda_device_count() > 0:
+        pytest.skip("a GPU is usable here")
+    with pytest.raises(ValueError, match="device cuda:0 was asked for but (no GPU is usable "
+                                         "here|this Crossbow was built without CUDA)"):
+        crossbow.Trainer(net="lenet", train_db=_blobs(64), batch_size=16, learners=1,
+                         iterations=1, devices="cuda:0", progress=False).fit()
+
+
 _WRITER = """
 import sys
 sys.path.insert(0, {python!r})

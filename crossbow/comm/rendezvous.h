@@ -1,0 +1,44 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+
+namespace crossbow {
+
+// One collective at a time over a fixed group of ranks, one thread per rank: every rank
+// arrives, the last to arrive acts for all, and each rank leaves once it has; the next
+// collective starts only when every rank has left. The callbacks run under the group's lock.
+// Waiting ends with crossbow::Error when the deadline passes (naming the ranks that had
+// arrived) or the group is aborted.
+class Rendezvous {
+ public:
+  explicit Rendezvous(int size);
+
+  int size() const { return size_; }
+  // arrive(first): this rank posts its part (first: no rank arrived before it); last: runs once, on
+  // the last rank's thread; leave: this rank takes its result (before any rank may start the next
+  // collective).
+  void Run(int rank, std::chrono::milliseconds timeout,
+           const std::function<void(bool first)>& arrive, const std::function<void()>& last,
+           const std::function<void()>& leave);
+  // Makes every pending and later Run throw `reason`. Returns false if already aborted.
+  bool Abort(const std::string& reason);
+  std::string aborted() const;
+
+ private:
+  template <typename Ready>
+  void Wait(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline,
+            int rank, const char* phase, Ready ready);
+
+  const int size_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  int arrived_ = 0, departed_ = 0;
+  bool done_ = false;
+  std::string aborted_;
+};
+
+}  // namespace crossbow

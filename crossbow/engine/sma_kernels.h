@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace crossbow::sma::cuda {
+
+// The synchronisers' kernels on a GPU (sma_kernels.cu): each call is one launch on `stream`
+// (none when there is nothing to do).
+//
+// Kernels over a learner's blobs read a table in device memory: the blobs' segments, then
+// chunks of at most kChunk elements of one segment each, one thread block per chunk, so that
+// one launch covers every blob with balanced blocks.
+constexpr int64_t kChunk = 4096;
+constexpr int kChunkSegmentShift = 40;  // a chunk is segment << 40 | its first element
+
+struct TableSegment {  // blob[i] <-> flat[offset + i]
+  float* data;
+  int64_t offset;
+  int64_t numel;
+};
+struct DeviceTable {
+  const TableSegment* segments = nullptr;
+  const int64_t* chunks = nullptr;
+  int64_t num_chunks = 0;
+};
+
+// flat[e] = alpha * (w[e] - z[e])
+void Correction(const DeviceTable& w, const float* z, float alpha, float* c, cudaStream_t stream);
+// w[e] -= c[e]
+void Subtract(const DeviceTable& w, const float* c, cudaStream_t stream);
+// flat[e] = scale * blob[e]
+void Gather(const DeviceTable& blobs, float scale, float* flat, cudaStream_t stream);
+// blob[e] = flat[e]
+void Scatter(const DeviceTable& blobs, const float* flat, cudaStream_t stream);
+void SetValue(float* x, float value, cudaStream_t stream);
+
+// sum = parts[0] + parts[1] + ... in that order.
+void Sum(const std::vector<const float*>& parts, float* sum, int64_t n, cudaStream_t stream);
+// z' = z + sum_c + mu (z - z_prev); z_prev = z; z = z'.
+void UpdateAverage(const float* sum_c, float mu, float* z, float* z_prev, int64_t n,
+                   cudaStream_t stream);
+// y = scale * x
+void ScaleInto(float scale, const float* x, float* y, int64_t n, cudaStream_t stream);
+// x *= 1 / *count, or 0 where *count is 0; *count is read on the device.
+void ScaleByInverse(const float* count, float* x, int64_t n, cudaStream_t stream);
+
+}  // namespace crossbow::sma::cuda

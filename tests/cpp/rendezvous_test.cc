@@ -1,0 +1,81 @@
+#include "crossbow/comm/rendezvous.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "crossbow/comm/device_collectives.h"
+#include "crossbow/core/device_backend.h"
+#include "crossbow/core/enforce.h"
+
+namespace crossbow {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Three ranks, many rounds: the last to arrive sums the posted values for everyone, and no
+// rank starts a round before every rank has taken the previous result.
+TEST(Rendezvous, TheLastRankActsForAllOncePerRound) {
+  const int ranks = 3, rounds = 200;
+  Rendezvous group(ranks);
+  std::vector<int> posted(ranks), taken(ranks * rounds);
+  int sum = 0, firsts = 0;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      for (int i = 0; i < rounds; ++i) {
+        group.Run(
+            r, milliseconds(10000),
+            [&](bool first) {
+              firsts += first;
+              posted[r] = r + i;
+            },
+            [&] { sum = posted[0] + posted[1] + posted[2]; }, [&] { taken[i * ranks + r] = sum; });
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(firsts, rounds);
+  for (int i = 0; i < rounds; ++i) {
+    for (int r = 0; r < ranks; ++r) ASSERT_EQ(taken[i * ranks + r], 3 + 3 * i) << i;
+  }
+}
+
+TEST(Rendezvous, AMissingRankTimesOutAndAnAbortReachesEveryone) {
+  Rendezvous group(2);
+  auto nothing = [] {};
+  try {
+    group.Run(
+        0, milliseconds(50), [](bool) {}, nothing, nothing);
+    FAIL() << "rank 1 never came";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0 timed out"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(group.Run(
+                   1, milliseconds(50), [](bool) {}, nothing, nothing),
+               Error);
+  Rendezvous other(2);
+  std::thread waiter([&] {
+    EXPECT_THROW(other.Run(
+                     0, milliseconds(10000), [](bool) {}, nothing, nothing),
+                 Error);
+  });
+  std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_TRUE(other.Abort("learner 3 failed"));
+  waiter.join();
+  EXPECT_EQ(other.aborted(), "learner 3 failed");
+}
+
+TEST(DeviceCollectives, NeedACudaBuildAndRejectMixedLayouts) {
+  const Device gpu0{DeviceType::kCUDA, 0}, gpu1{DeviceType::kCUDA, 1};
+  if (!HasDeviceBackend(DeviceType::kCUDA)) {
+    EXPECT_THROW(MakeDeviceCollectives({gpu0, gpu1}), ValueError);
+    return;
+  }
+  EXPECT_THROW(MakeDeviceCollectives({gpu0, gpu0, gpu1, gpu1}), ValueError);
+}
+
+}  // namespace
+}  // namespace crossbow
