@@ -37,4 +37,14 @@ using DeviceCollectivesFactory =
     std::function<std::unique_ptr<DeviceCollectives>(const std::vector<Device>&)>;
 bool RegisterDeviceCollectives(DeviceCollectivesFactory factory);
 
+class ProcessGroup;
+// Across the ranks of an MPI job, each driving one GPU (`gpu`): one rank of size 1 locally,
+// whose AllReduceSum sums over every rank of `group` with NCCL (the communicator bootstrapped
+// over MPI, comm/nccl_bootstrap.h). A ValueError where the build lacks CUDA, MPI or NCCL.
+std::unique_ptr<DeviceCollectives> MakeRankDeviceCollectives(ProcessGroup& group, Device gpu,
+                                                             std::chrono::milliseconds timeout);
+using RankDeviceCollectivesFactory = std::function<std::unique_ptr<DeviceCollectives>(
+    ProcessGroup&, Device, std::chrono::milliseconds)>;
+bool RegisterRankDeviceCollectives(RankDeviceCollectivesFactory factory);
+
 }  // namespace crossbow

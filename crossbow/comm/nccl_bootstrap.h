@@ -25,6 +25,8 @@ class NcclCommunicator {
 
   // In place on `stream`: the sum over ranks of `count` floats in device memory.
   void AllReduceSum(float* data, size_t count, cudaStream_t stream);
+  // Ends the communicator at once (work in flight is abandoned); get() is nullptr after it.
+  void Abort();
   ncclComm_t get() const { return comm_; }
 
  private:

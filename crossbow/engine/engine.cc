@@ -52,7 +52,14 @@ Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* 
                                                  options_.group, process_rank_);
   std::vector<crossbow::Device> gpus;
   for (const auto& d : options_.devices) gpus.push_back(d.device);
-  if (gpus.size() > 1 && gpus[0].type != DeviceType::kCPU) {
+  const bool on_gpus = gpus[0].type != DeviceType::kCPU;
+  if (on_gpus && world_ > 1) {
+    CROSSBOW_ENFORCE_VALUE(gpus.size() == 1, "rank ", process_rank_, ": with several MPI ranks ",
+                           "each rank drives one GPU (launch one rank per GPU with --devices ",
+                           "cuda:N); got ", gpus.size(), " devices");
+    device_comm_ = MakeRankDeviceCollectives(
+        *options_.group, gpus[0], std::chrono::milliseconds(options_.collective_timeout_ms));
+  } else if (on_gpus && gpus.size() > 1) {
     device_comm_ = MakeDeviceCollectives(gpus);
   }
   for (size_t d = 0; d < options_.devices.size(); ++d) {

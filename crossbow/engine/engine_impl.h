@@ -91,8 +91,9 @@ class Engine::Impl {
   LearnerSpec spec_;
   EngineOptions options_;
   BatchSource* train_;
-  std::unique_ptr<Collectives> comm_;               // CPU devices
-  std::unique_ptr<DeviceCollectives> device_comm_;  // GPU devices, when there are several
+  std::unique_ptr<Collectives> comm_;  // CPU devices
+  // GPU devices: several in this process, or one per rank of an MPI job.
+  std::unique_ptr<DeviceCollectives> device_comm_;
   std::unique_ptr<Learner> average_;  // evaluates z; its initial weights are everyone's
   ModelLayout layout_;
   std::vector<std::unique_ptr<Device>> devices_;

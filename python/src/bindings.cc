@@ -146,7 +146,8 @@ PYBIND11_MODULE(_C, m) {
              CROSSBOW_ENFORCE_VALUE(t->is_plain() && t->shape() == ShapeOf(value), "blob '", name,
                                     "' has shape ", ShapeString(t->shape()), ", the array has ",
                                     ShapeString(ShapeOf(value)));
-             std::memcpy(t->mutable_data<float>(), src, t->nbytes());
+             t->mutable_data<float>();  // a float32 blob
+             CopyBytes(t->raw_data(), t->device(), src, Device{}, t->nbytes());
            })
       .def("param_names", [](Learner& self) { return self.spec().params; })
       .def("state_names", [](Learner& self) { return self.spec().state; })
