@@ -54,7 +54,7 @@ class ContextBase {
 // What an operator runs on. A CPU context belongs to one learner: its oneDNN engine and
 // stream, the number of threads its kernels may use, and its random generator (fillers,
 // dropout), so that learners never share mutable state.
-class CPUContext final : public ContextBase {
+class CPUContext : public ContextBase {
  public:
   explicit CPUContext(uint64_t seed = 0, int num_threads = 1);
 
