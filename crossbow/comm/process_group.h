@@ -41,5 +41,8 @@ void EndWorld(int exit_code);
 // The ranks mpirun started (OMPI_COMM_WORLD_SIZE, PMI_SIZE), without initialising MPI; 1 when
 // none.
 int LaunchedWorldSize();
+// This rank's place among the ranks mpirun started on its machine (OMPI_COMM_WORLD_LOCAL_RANK,
+// MPI_LOCALRANKID); 0 when none.
+int LaunchedLocalRank();
 
 }  // namespace crossbow

@@ -18,6 +18,13 @@ int LaunchedWorldSize() {
   return 1;
 }
 
+int LaunchedLocalRank() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMIX_LOCAL_RANK"}) {
+    if (const char* value = std::getenv(name)) return std::max(0, std::atoi(value));
+  }
+  return 0;
+}
+
 std::vector<double> AllGatherDoubles(ProcessGroup& group, const std::vector<double>& values,
                                      std::chrono::milliseconds timeout) {
   const std::string bytes(reinterpret_cast<const char*>(values.data()),

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "crossbow/comm/process_group.h"
 #include "crossbow/engine/engine.h"
 
 namespace crossbow {
@@ -102,6 +103,10 @@ std::vector<DeviceLayout> ParseDevices(const std::string& spec) {
                              "': 'cpu' (all cores) cannot be combined with other devices");
       devices.push_back({Device{}, AvailableCores()});
       break;
+    }
+    if (item == "cuda:local") {  // one rank per GPU: the rank's place on its machine
+      devices.push_back({Device{DeviceType::kCUDA, LaunchedLocalRank()}, AvailableCores()});
+      continue;
     }
     if (item.rfind("cuda", 0) == 0) {
       // A GPU's learner threads only issue work: they share the process's cores.

@@ -23,7 +23,8 @@ struct DeviceLayout {
   std::vector<int> cores;
 };
 // "cpu" (all cores, one device), "cpu:0-1,cpu:2-3" (one device per group) or
-// "cuda:0,cuda:1" (one device per GPU; "cuda:0,cuda:0" is two devices on one GPU).
+// "cuda:0,cuda:1" (one device per GPU; "cuda:0,cuda:0" is two devices on one GPU), or
+// "cuda:local" (under mpirun, one rank per GPU: the GPU numbered as the rank on its machine).
 std::vector<DeviceLayout> ParseDevices(const std::string& spec);
 
 struct EngineOptions {

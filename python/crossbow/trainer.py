@@ -18,7 +18,8 @@ OPTIONS = {
     "learners": ("auto", str, "learners per device: a number, or auto (the autotuner picks)"),
     "sync": ("sma", str, "sma (model averaging), ssgd (synchronous SGD) or sgd (one learner)"),
     "devices": ("cpu", str, "cpu (all cores, one device), groups such as cpu:0-1,cpu:2-3, or "
-                "GPUs such as cuda:0,cuda:1 (cuda:0,cuda:0: two devices on one GPU)"),
+                "GPUs such as cuda:0,cuda:1 (cuda:0,cuda:0: two devices on one GPU; cuda:local "
+                "under mpirun: the GPU numbered as the rank on its machine)"),
     "epochs": (None, int, "stop after this many epochs"),
     "iterations": (None, int, "stop after this many iterations"),
     "time_limit": (None, float, "stop after this many seconds of training"),
@@ -190,6 +191,8 @@ def spec_device(devices):
     """The learner spec's device for an engine on `devices`: its first GPU, or the CPU (the
     engine places each learner on its own device; the spec names where the model starts)."""
     first = devices.split(",")[0].strip()
+    if first == "cuda:local":
+        return "cuda:%d" % world.local_rank()
     return first if first.startswith("cuda") else "cpu"
 
 

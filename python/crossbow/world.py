@@ -4,6 +4,7 @@ import os
 
 _SIZE = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE")
 _RANK = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK")
+_LOCAL_RANK = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMIX_LOCAL_RANK")
 
 
 def _first(names):
@@ -22,3 +23,9 @@ def under_mpirun():
 def rank():
     """This process's rank (0 when not under mpirun)."""
     return _first(_RANK) or 0 if under_mpirun() else 0
+
+
+def local_rank():
+    """This rank's place among the ranks on its machine (0 when not under mpirun): the GPU
+    that ``--devices cuda:local`` gives it."""
+    return _first(_LOCAL_RANK) or 0

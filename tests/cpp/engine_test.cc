@@ -18,6 +18,10 @@ TEST(ParseDevices, GroupsAndErrors) {
   EXPECT_EQ(devices[1].cores, (std::vector<int>{2, 3}));
   EXPECT_EQ(ParseDevices("cpu:5")[0].cores, std::vector<int>{5});
   EXPECT_FALSE(ParseDevices("cpu")[0].cores.empty());
+  EXPECT_EQ(ParseDevices("cuda:0,cuda:0")[1].device, (Device{DeviceType::kCUDA, 0}));
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "3", 1);
+  EXPECT_EQ(ParseDevices("cuda:local")[0].device, (Device{DeviceType::kCUDA, 3}));
+  unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
   for (const char* bad : {"gpu:0", "cpu:3-1", "cpu:a", "cpu:0-1,cpu:1-2", "cpu,cpu:0", ""}) {
     EXPECT_THROW(ParseDevices(bad), ValueError) << bad;
   }

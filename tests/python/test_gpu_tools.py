@@ -44,6 +44,13 @@ def test_spec_command_names_the_device(tmp_path, capsys):
     assert "device must be 'cpu', 'cuda' or 'cuda:N', got 'gpu0'" in capsys.readouterr().err
 
 
+def test_cuda_local_is_the_ranks_gpu_on_its_machine(monkeypatch):
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_RANK", "2")
+    assert trainer.spec_device("cuda:local") == "cuda:2"
+    monkeypatch.delenv("OMPI_COMM_WORLD_LOCAL_RANK")
+    assert trainer.spec_device("cuda:local") == "cuda:0"
+
+
 def test_devices_reach_the_spec():
     m = nets.builder("lenet")
     assert m.to_spec()["device"] == "cpu" and m.to_spec(device="cuda")["device"] == "cuda"
