@@ -339,7 +339,7 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
   WaitFor([&] { return device.synced >= t; });
   SyncBackend& sync = *device.backend;
   ContextBase* context = l.context();
-  const int j = slot.index - device.rank * k_;
+  const int j = slot.index - device.global * k_;
   auto blob = [&](const std::string& name) { return l.Blob(name); };
   slot.params.Refresh(layout_.params(), blob);  // (a GPU backend uploads a table only if moved)
   slot.state.Refresh(layout_.state(), blob);

@@ -36,4 +36,9 @@ void BindWorld(py::module_& m) {
       py::arg("error"), py::arg("timeout_s"),
       "Tells the other ranks, at their start-up check, that this one cannot start; raises the "
       "job's error");
+#ifdef CROSSBOW_WITH_MPI
+  m.attr("has_mpi") = true;
+#else
+  m.attr("has_mpi") = false;
+#endif
 }

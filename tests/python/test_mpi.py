@@ -25,7 +25,7 @@ JOB = os.path.join(ROOT, "tests", "python", "mpi_job.py")
 def _native_with_mpi():
     try:
         from crossbow import _native
-        return hasattr(_native.load(), "end_world")
+        return getattr(_native.load(), "has_mpi", False)
     except ImportError:
         return False
 
@@ -33,7 +33,8 @@ def _native_with_mpi():
 pytestmark = [
     pytest.mark.skipif(MPIRUN is None, reason="mpirun not found (apt-get install openmpi-bin "
                        "libopenmpi-dev, then rebuild)"),
-    pytest.mark.skipif(not _native_with_mpi(), reason="needs crossbow._C (scripts/setup.sh)"),
+    pytest.mark.skipif(not _native_with_mpi(), reason="crossbow._C was built without MPI "
+                       "(scripts/setup.sh builds it with MPI where libopenmpi-dev is installed)"),
 ]
 
 
