@@ -24,7 +24,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCROSSBOW_CUDA=ON -DCROSSBOW_MPI=OFF \
     -DCROSSBOW_BUILD_PYTHON=OFF
 fi
-grep -q '^CROSSBOW_CUDA:STRING=ON$' "$build/CMakeCache.txt" ||
+grep -q '^CROSSBOW_CUDA_ENABLED:INTERNAL=ON$' "$build/CMakeCache.txt" ||
   die "$build is configured without CUDA: reconfigure it with -DCROSSBOW_CUDA=ON, or --build DIR"
 grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$build/CMakeCache.txt" ||
   echo "bundle_gpu: warning: $build is not a Release build; its figures will be slow" >&2

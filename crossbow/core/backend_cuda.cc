@@ -129,12 +129,14 @@ std::shared_ptr<uint8_t> AllocatePinned(size_t bytes) {
   return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(ptr), [](uint8_t* p) { cudaFreeHost(p); });
 }
 
-// Ordered after the work on the calling thread's stream; the caller synchronises with other
-// streams that wrote `src` (the engine does, through events).
+// On a thread that bound a context: ordered after the work on its stream (the engine orders
+// other streams' work with events). On any other thread (checkpoints, Python's fetches): after
+// all work on the GPU, since the legacy default stream does not wait for non-blocking streams.
 void Copy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes) {
   const Device gpu = dst_device.type == DeviceType::kCUDA ? dst_device : src_device;
   CUDA_CHECK(cudaSetDevice(gpu.index));
   const cudaStream_t stream = current_stream;
+  if (stream == nullptr) CUDA_CHECK(cudaDeviceSynchronize(), "before a copy on ", gpu.ToString());
   CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream), "copying ", bytes,
              " bytes from ", src_device.ToString(), " to ", dst_device.ToString());
   CUDA_CHECK(cudaStreamSynchronize(stream));
