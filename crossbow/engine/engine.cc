@@ -177,7 +177,10 @@ void Engine::Impl::SetLearnersPerDevice(int k) {
       "sync 'sgd' trains one learner; got ", world_ > 1 ? detail::Concat(world_, " ranks x ") : "",
       devices_.size(), " devices x ", k, " learners (use 'ssgd' or 'sma' for more)");
   if (k == k_) return;
-  if (k_ > 0) Fence();
+  if (k_ > 0) {
+    Fence();
+    PublishAverage();  // S-SGD and SGD leave z's parameters stale; new learners start from z
+  }
   StopThreads();
   const int before = k_;
   auto resize = [&](int count) {

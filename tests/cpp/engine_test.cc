@@ -195,6 +195,15 @@ TEST(Engine, AddingLearnersStartsThemFromZ) {
   EXPECT_EQ(engine.Iterate().images, 16);
 }
 
+TEST(Engine, LearnersAddedInSsgdStartFromTheTrainedModel) {
+  auto source = Source(64, 4);
+  Engine engine(Spec(true), Options("cpu:0", 1, SyncMode::kSSGD), source.get());
+  engine.Iterate();
+  engine.Iterate();
+  engine.SetLearnersPerDevice(2);
+  for (double d : engine.DistancesToAverage()) EXPECT_EQ(d, 0.0);
+}
+
 // A source whose second batch poisons the images (inf): the loss of that learner is NaN.
 std::unique_ptr<ArraySource> PoisonedSource() {
   auto clean = Source(16, 4);
