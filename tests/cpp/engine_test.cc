@@ -246,6 +246,16 @@ TEST(Engine, SkipNanSkipsTheUpdateAndGoesOn) {
   for (double d : engine.DistancesToAverage()) EXPECT_TRUE(std::isfinite(d));
 }
 
+TEST(Engine, SkipNanInSsgdLeavesTheOtherLearnersFinite) {
+  auto source = PoisonedSource();
+  EngineOptions o = Options("cpu:0,cpu:1", 1, SyncMode::kSSGD);
+  o.skip_nan = true;
+  Engine engine(Spec(false), o, source.get());
+  EXPECT_EQ(engine.Iterate().skipped, 1);
+  EXPECT_EQ(engine.Iterate().skipped, 0);
+  for (double d : engine.DistancesToAverage()) EXPECT_TRUE(std::isfinite(d));
+}
+
 TEST(Engine, AutotunerLeavesTheEngineAtItsChoice) {
   auto source = Source(64, 4);
   Engine engine(Spec(false), Options("cpu:0-1", 1), source.get());
