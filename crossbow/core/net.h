@@ -32,6 +32,9 @@ class Net {
   void Run(size_t begin = 0, size_t end = static_cast<size_t>(-1));
   // Stops recording and replaying: every later run issues its operators one by one.
   void DisableCapture();
+  // Forgets the recorded slices (a parent blob they read, such as the input, was reallocated):
+  // each is recorded again, with the new addresses, on its second run from now.
+  void ForgetRecordings() { slices_.clear(); }
   bool replaying(size_t begin, size_t end) const;
   size_t size() const { return ops_.size(); }
   Tensor* Blob(const std::string& name) { return ws_.GetTensor(name); }

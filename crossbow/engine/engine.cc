@@ -177,7 +177,10 @@ void Engine::Impl::SetLearnersPerDevice(int k) {
       "sync 'sgd' trains one learner; got ", world_ > 1 ? detail::Concat(world_, " ranks x ") : "",
       devices_.size(), " devices x ", k, " learners (use 'ssgd' or 'sma' for more)");
   if (k == k_) return;
-  if (k_ > 0) Fence();
+  if (k_ > 0) {
+    Fence();
+    PublishAverage();  // S-SGD and SGD leave z's parameters stale; new learners start from z
+  }
   StopThreads();
   const int before = k_;
   auto resize = [&](int count) {
@@ -364,7 +367,9 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
   // S-SGD and SGD: gradients weighted by batch size, averaged over every learner's images.
   const float weight = skip ? 0.f : static_cast<float>(slot.images);
   slot.gradients.Refresh(layout_.params(), [&](const std::string& p) { return l.Gradient(p); });
-  sync.Gather(context, slot.gradients, weight, c);
+  // A skipped step's gradients may be NaN, and 0 * NaN is NaN: it gathers 0 x its (finite,
+  // same-layout) parameters instead, so that it adds nothing to the sum.
+  sync.Gather(context, skip ? slot.params : slot.gradients, weight, c);
   sync.SetValue(context, c + layout_.count_offset(), weight);
   sync.Contributed(context, j);
   Contribute(device);

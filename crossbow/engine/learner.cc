@@ -107,12 +107,22 @@ void Learner::Feed(const float* images, const Shape& shape, const int32_t* label
                          spec_.input_shape[2], "] with N > 0, got ", ShapeString(shape));
   context_->BindThread();
   Tensor* data = root_.GetTensor(spec_.input);
+  const void* before = data->raw_data();
   data->Resize(shape);
+  bool moved = data->raw_data() != before;
   context_->Copy(data->raw_data(), images, data->nbytes());
   if (labels != nullptr) {
     Tensor* label = root_.GetTensor(spec_.label);
+    before = label->raw_data();
     label->Resize({shape[0]}, DataType::kInt32);
+    moved = moved || label->raw_data() != before;
     context_->Copy(label->raw_data(), labels, label->nbytes());
+  }
+  // A batch larger than any before reallocates the input: the recordings of every plan (other
+  // batch sizes) hold its old address, freed now.
+  if (moved) {
+    for (auto& [batch, plan] : train_plans_) plan.net->ForgetRecordings();
+    for (auto& [key, net] : inference_plans_) net->ForgetRecordings();
   }
 }
 

@@ -195,6 +195,15 @@ TEST(Engine, AddingLearnersStartsThemFromZ) {
   EXPECT_EQ(engine.Iterate().images, 16);
 }
 
+TEST(Engine, LearnersAddedInSsgdStartFromTheTrainedModel) {
+  auto source = Source(64, 4);
+  Engine engine(Spec(true), Options("cpu:0", 1, SyncMode::kSSGD), source.get());
+  engine.Iterate();
+  engine.Iterate();
+  engine.SetLearnersPerDevice(2);
+  for (double d : engine.DistancesToAverage()) EXPECT_EQ(d, 0.0);
+}
+
 // A source whose second batch poisons the images (inf): the loss of that learner is NaN.
 std::unique_ptr<ArraySource> PoisonedSource() {
   auto clean = Source(16, 4);
@@ -233,6 +242,16 @@ TEST(Engine, SkipNanSkipsTheUpdateAndGoesOn) {
   IterationResult r = engine.Iterate();
   EXPECT_EQ(r.skipped, 1);
   EXPECT_TRUE(std::isfinite(r.loss));
+  EXPECT_EQ(engine.Iterate().skipped, 0);
+  for (double d : engine.DistancesToAverage()) EXPECT_TRUE(std::isfinite(d));
+}
+
+TEST(Engine, SkipNanInSsgdLeavesTheOtherLearnersFinite) {
+  auto source = PoisonedSource();
+  EngineOptions o = Options("cpu:0,cpu:1", 1, SyncMode::kSSGD);
+  o.skip_nan = true;
+  Engine engine(Spec(false), o, source.get());
+  EXPECT_EQ(engine.Iterate().skipped, 1);
   EXPECT_EQ(engine.Iterate().skipped, 0);
   for (double d : engine.DistancesToAverage()) EXPECT_TRUE(std::isfinite(d));
 }
