@@ -43,7 +43,10 @@ if(CROSSBOW_FUZZ)
     add_test(NAME datum_decode_fuzzer
              COMMAND ${fuzzer} -max_total_time=${CROSSBOW_FUZZ_SECONDS} -rss_limit_mb=2048
                      -max_len=4096)
-    set_tests_properties(datum_decode_fuzzer PROPERTIES
+    # Inputs that once crashed it, replayed every run (libFuzzer runs files given by name once).
+    file(GLOB fuzz_regressions CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/tests/fuzz/regressions/*)
+    add_test(NAME datum_decode_fuzzer_regressions COMMAND ${fuzzer} ${fuzz_regressions})
+    set_tests_properties(datum_decode_fuzzer datum_decode_fuzzer_regressions PROPERTIES
       ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0;OPENCV_IO_MAX_IMAGE_PIXELS=4194304")
   endif()
 endif()

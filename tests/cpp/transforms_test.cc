@@ -159,6 +159,11 @@ TEST(TransformsTest, CorruptRecordsAreReportedNotDecoded) {
   EXPECT_NE(error.find("decode"), std::string::npos) << error;
   EXPECT_FALSE(transformer.Apply(RawDatum(1, 3, 3, kIndex), 0, out.data(), &error));
   EXPECT_NE(error.find("3x3"), std::string::npos) << error;
+  // A DICOM preamble: OpenCV would hand it to a decoder that aborts on corrupt input.
+  std::vector<unsigned char> dicom(128, 0);
+  for (char c : std::string("DICM\x02\x00\x00\x00UL")) dicom.push_back(c);
+  EXPECT_FALSE(transformer.Apply(EncodedDatum(dicom), 0, out.data(), &error));
+  EXPECT_NE(error.find("not a JPEG, PNG, BMP or WebP"), std::string::npos) << error;
 }
 
 TEST(TransformsTest, BadConfigNamesTheOption) {
