@@ -8,6 +8,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <random>
+#include <set>
 
 #include "crossbow/core/enforce.h"
 #include "data/convert_sink.h"
@@ -56,6 +57,13 @@ void MatToDatum(const cv::Mat& image, Datum* datum) {
   }
 }
 
+// The encodings the loader decodes (data/image_decode.cc: IsSupportedImage).
+bool LoaderReads(const std::string& format) {
+  static const std::set<std::string> readable = {"jpg", "jpeg", "png", "bmp", "webp", "pbm",
+                                                 "pgm", "ppm",  "pnm", "tif", "tiff"};
+  return readable.count(format) > 0;
+}
+
 Decoded ReadImage(const std::string& file, const Entry& entry, const ImagesetOptions& options) {
   Decoded out;
   try {
@@ -74,6 +82,14 @@ Decoded ReadImage(const std::string& file, const Entry& entry, const ImagesetOpt
       if (options.encoded) return {{}, "unknown format", "no extension to take the encoding from"};
       MatToDatum(image, &datum);
       return out;
+    }
+    static const std::set<std::string> kReadable = {"jpg", "jpeg", "png", "bmp", "webp", "pbm",
+                                                    "pgm", "ppm",  "pnm", "tif", "tiff"};
+    if (!kReadable.count(format)) {
+      return {{},
+              "unsupported encoding",
+              "'" + format + "': records are read as JPEG, PNG, BMP, PNM, TIFF or WebP (give " +
+                  "--encode_type)"};
     }
     datum.encoded = true;
     if (!resize && Extension(entry.path) == (format == "jpeg" ? "jpg" : format)) {
@@ -99,8 +115,10 @@ void CheckOptions(const ImagesetOptions& options) {
                          "resize_width and resize_height must be given together, got ",
                          options.resize_width, " and ", options.resize_height);
   CROSSBOW_ENFORCE_VALUE(
-      options.encode_type.empty() || cv::haveImageWriter("." + Lower(options.encode_type)),
-      "encode_type '", options.encode_type, "' is not an image format OpenCV can write");
+      options.encode_type.empty() || (LoaderReads(Lower(options.encode_type)) &&
+                                      cv::haveImageWriter("." + Lower(options.encode_type))),
+      "encode_type '", options.encode_type, "' is not an image format that OpenCV can write ",
+      "and the loader reads (jpg, png, bmp, webp, pnm, tif)");
 }
 
 ConvertSummary ConvertEntries(const std::string& root, std::vector<Entry> entries,

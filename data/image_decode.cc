@@ -36,20 +36,23 @@ bool DecodeRaw(const Datum& datum, cv::Mat* out, std::string* error) {
   return true;
 }
 
-// The formats image sets come in, whose decoders OpenCV tries before its others. Corrupt bytes
-// must never reach the rest: the fuzzer found a record that OpenCV handed to GDCM's DICOM reader,
-// which aborts the process on a failed assertion.
+// The formats image sets come in, told by their first bytes. Corrupt bytes must never reach
+// OpenCV's other decoders: the fuzzer found a record that OpenCV handed to GDCM's DICOM reader
+// (which it picks by "DICM" at offset 128, whatever comes first), and that reader aborts the
+// process on a failed assertion.
 bool IsSupportedImage(const std::string& bytes) {
-  auto starts = [&](const char* magic, size_t n, size_t at = 0) {
-    return bytes.size() >= at + n && bytes.compare(at, n, magic, n) == 0;
+  auto at = [&](size_t offset, const char* magic, size_t n) {
+    return bytes.size() >= offset + n && bytes.compare(offset, n, magic, n) == 0;
   };
-  return starts("\xFF\xD8\xFF", 3) || starts("\x89PNG\r\n\x1A\n", 8) || starts("BM", 2) ||
-         (starts("RIFF", 4) && starts("WEBP", 4, 8));
+  if (at(128, "DICM", 4)) return false;
+  const bool pnm = bytes.size() > 2 && bytes[0] == 'P' && bytes[1] >= '1' && bytes[1] <= '6';
+  return at(0, "\xFF\xD8\xFF", 3) || at(0, "\x89PNG\r\n\x1A\n", 8) || at(0, "BM", 2) || pnm ||
+         at(0, "II*\0", 4) || at(0, "MM\0*", 4) || (at(0, "RIFF", 4) && at(8, "WEBP", 4));
 }
 
 bool DecodeEncoded(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error) {
   if (!IsSupportedImage(datum.data)) {
-    return Fail(error, "encoded record is not a JPEG, PNG, BMP or WebP image (" +
+    return Fail(error, "encoded record is not a JPEG, PNG, BMP, PNM, TIFF or WebP image (" +
                            std::to_string(datum.data.size()) + " bytes)");
   }
   const int flags = channels == 1   ? cv::IMREAD_GRAYSCALE

@@ -163,7 +163,7 @@ TEST(TransformsTest, CorruptRecordsAreReportedNotDecoded) {
   std::vector<unsigned char> dicom(128, 0);
   for (char c : std::string("DICM\x02\x00\x00\x00UL")) dicom.push_back(c);
   EXPECT_FALSE(transformer.Apply(EncodedDatum(dicom), 0, out.data(), &error));
-  EXPECT_NE(error.find("not a JPEG, PNG, BMP or WebP"), std::string::npos) << error;
+  EXPECT_NE(error.find("not a JPEG, PNG, BMP, PNM, TIFF or WebP"), std::string::npos) << error;
 }
 
 TEST(TransformsTest, BadConfigNamesTheOption) {
