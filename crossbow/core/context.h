@@ -49,6 +49,9 @@ class ContextBase {
   // far; it may still be running when it returns (call Synchronize before reading `dst` on
   // the host or reusing `src`).
   virtual void Copy(void* dst, const void* src, size_t bytes);
+  // Device memory the context itself holds (library workspaces, scratch): part of what one
+  // more learner costs.
+  virtual size_t HeldBytes() const { return 0; }
 };
 
 // What an operator runs on. A CPU context belongs to one learner: its oneDNN engine and

@@ -54,6 +54,7 @@ CUDAContext::CUDAContext(int gpu, uint64_t seed) : gpu_(gpu), seed_(seed) {
   const cudaStream_t caller_stream = cuda::CurrentStream();
   cuda::SetCurrentStream(stream_);  // the block belongs to this context's stream
   cublas_workspace_ = AllocateOn(device(), kCublasWorkspaceBytes);
+  cublas_workspace_bytes_ = kCublasWorkspaceBytes;
   cuda::SetCurrentStream(caller_stream);
   CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_.get(), kCublasWorkspaceBytes));
   CUDA_CHECK(cudaMalloc(&random_offset_, sizeof(unsigned long long)));
@@ -115,9 +116,12 @@ void* CUDAContext::Scratch(size_t bytes) {
     BindThread();
     scratch_.push_back(AllocateOn(device(), bytes));
     scratch_bytes_ = bytes;
+    scratch_held_ += bytes;
   }
   return scratch_.empty() ? nullptr : scratch_.back().get();
 }
+
+size_t CUDAContext::HeldBytes() const { return cublas_workspace_bytes_ + scratch_held_; }
 
 void CUDAContext::Copy(void* dst, const void* src, size_t bytes) {
   CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_), "copying ", bytes,

@@ -41,6 +41,8 @@ class CUDAContext final : public ContextBase {
   void* Scratch(size_t bytes);
   // Asynchronous, on stream() (host memory should be page-locked to overlap with compute).
   void Copy(void* dst, const void* src, size_t bytes) override;
+  // The cuBLAS workspace and every scratch buffer kept.
+  size_t HeldBytes() const override;
 
   // Random numbers: a kernel derives its values from (seed(), *random_offset(), thread) with a
   // counter-based generator and advances the offset on the device, so that a replayed graph
@@ -56,8 +58,10 @@ class CUDAContext final : public ContextBase {
   cublasHandle_t cublas_ = nullptr;
   unsigned long long* random_offset_ = nullptr;
   std::shared_ptr<uint8_t> cublas_workspace_;
+  size_t cublas_workspace_bytes_ = 0;
   std::vector<std::shared_ptr<uint8_t>> scratch_;  // the last is the largest
   size_t scratch_bytes_ = 0;
+  size_t scratch_held_ = 0;  // all of scratch_
 };
 
 namespace cuda {

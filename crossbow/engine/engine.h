@@ -78,8 +78,9 @@ class Engine {
   // over one epoch of `test`.
   EvalResult Evaluate(BatchSource* test);
   std::vector<double> DistancesToAverage() const;  // ||w_j - z|| per learner
-  // What one more learner costs: its planned activations (after its first step) plus its
-  // parameters, momentum and synchronisation buffer. For the autotuner's memory limit.
+  // What one more learner costs: its planned activations (after its first step), what its
+  // context holds (GPU library workspaces) and its parameters, momentum and synchronisation
+  // buffer. For the autotuner's memory limit.
   size_t LearnerMemoryBytes() const;
   // What all learners together may use, for the autotuner: the host's available memory on CPU
   // devices; on GPUs, the learners' bytes now plus the free memory (cudaMemGetInfo and the

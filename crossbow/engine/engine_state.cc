@@ -132,7 +132,9 @@ std::vector<double> Engine::Impl::DistancesToAverage() {
 size_t Engine::Impl::LearnerMemoryBytes() {
   Fence();
   const size_t floats = 2 * layout_.param_floats() + layout_.total();
-  return devices_[0]->slots[0]->learner->memory_stats().planned_bytes + floats * sizeof(float);
+  Learner& learner = *devices_[0]->slots[0]->learner;
+  return learner.memory_stats().planned_bytes + learner.context()->HeldBytes() +
+         floats * sizeof(float);
 }
 
 size_t Engine::Impl::MemoryBudgetBytes() {
