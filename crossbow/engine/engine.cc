@@ -333,20 +333,31 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
     throw;
   }
   train_->Release(batch);
-  const bool skip = !std::isfinite(slot.loss);
-  CROSSBOW_ENFORCE(!skip || options_.skip_nan, "loss is ", slot.loss, " at iteration ", t,
-                   "; the update was skipped");
+  SyncBackend& sync = *device.backend;
+  ContextBase* context = l.context();
+  auto blob = [&](const std::string& name) { return l.Blob(name); };
+  slot.gradients.Refresh(layout_.params(), [&](const std::string& p) { return l.Gradient(p); });
+  slot.state.Refresh(layout_.state(), blob);
+  // A finite loss does not make finite gradients: ReLU turns NaN pixels into zeros and batch
+  // norm normalises huge ones, while their gradients and running statistics are NaN.
+  const bool finite_loss = std::isfinite(slot.loss);
+  const bool skip = !finite_loss || !sync.AllFinite(context, slot.gradients) ||
+                    !sync.AllFinite(context, slot.state);
+  if (skip && finite_loss) slot.loss = NAN;  // counted and reported as a skipped batch
+  CROSSBOW_ENFORCE(!skip || options_.skip_nan,
+                   finite_loss ? "gradients or batch-norm statistics are not finite"
+                               : detail::Concat("loss is ", slot.loss),
+                   " at iteration ", t, "; the update was skipped");
   // The sync thread reads every contribution of iteration t-1 until it has applied it; z then
   // includes every iteration before t. (On a GPU: until it has issued that work; the learner's
   // stream waits for its execution.)
   WaitFor([&] { return device.synced >= t; });
-  SyncBackend& sync = *device.backend;
-  ContextBase* context = l.context();
   const int j = slot.index - device.global * k_;
-  auto blob = [&](const std::string& name) { return l.Blob(name); };
   slot.params.Refresh(layout_.params(), blob);  // (a GPU backend uploads a table only if moved)
-  slot.state.Refresh(layout_.state(), blob);
   sync.WaitForAverage(context);
+  // A skipped batch's running statistics may not be finite: the learner takes z's instead, so
+  // that they reach neither z nor, through it, the other learners.
+  if (skip) sync.Scatter(context, device.average.data<float>(), slot.state);
   float* c = slot.contribution.mutable_data<float>();
   sync.Gather(context, slot.state, 1.f, c);
   if (options_.sync == SyncMode::kSGD) {  // the one learner: its own update, its statistics
@@ -366,7 +377,6 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
   }
   // S-SGD and SGD: gradients weighted by batch size, averaged over every learner's images.
   const float weight = skip ? 0.f : static_cast<float>(slot.images);
-  slot.gradients.Refresh(layout_.params(), [&](const std::string& p) { return l.Gradient(p); });
   // A skipped step's gradients may be NaN, and 0 * NaN is NaN: it gathers 0 x its (finite,
   // same-layout) parameters instead, so that it adds nothing to the sum.
   sync.Gather(context, skip ? slot.params : slot.gradients, weight, c);

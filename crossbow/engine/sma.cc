@@ -29,6 +29,12 @@ void UpdateAverage(const float* __restrict sum_c, float mu, float* __restrict z,
   }
 }
 
+bool AllFinite(const float* __restrict x, int64_t n) {
+  int bad = 0;  // x - x is 0 for finite x, NaN for NaN and infinity: one vectorised pass
+  for (int64_t i = 0; i < n; ++i) bad |= !(x[i] - x[i] == 0.f);
+  return bad == 0;
+}
+
 double SquaredDistance(const float* __restrict a, const float* __restrict b, int64_t n) {
   double total = 0;
   for (int64_t i = 0; i < n; ++i) {

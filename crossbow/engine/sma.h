@@ -18,6 +18,8 @@ void Accumulate(const float* x, float* sum, int64_t n);
 void Scale(float scale, float* x, int64_t n);
 // The central update: z' = z + sum_c + mu (z - z_prev); z_prev = z; z = z'.
 void UpdateAverage(const float* sum_c, float mu, float* z, float* z_prev, int64_t n);
+// Whether no x_i is NaN or infinite.
+bool AllFinite(const float* x, int64_t n);
 // sum over i of (a_i - b_i)^2, accumulated in double.
 double SquaredDistance(const float* a, const float* b, int64_t n);
 

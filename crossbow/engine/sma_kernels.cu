@@ -46,6 +46,13 @@ struct ScatterOp {
   __device__ void operator()(float& b, int64_t j) const { b = flat[j]; }
 };
 
+struct FlagNonFiniteOp {
+  int* flag;
+  __device__ void operator()(float& b, int64_t) const {
+    if (!isfinite(b)) *flag = 1;
+  }
+};
+
 unsigned Blocks(int64_t n) {
   return static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, 8192));
 }
@@ -109,6 +116,10 @@ void Gather(const DeviceTable& blobs, float scale, float* flat, cudaStream_t str
 
 void Scatter(const DeviceTable& blobs, const float* flat, cudaStream_t stream) {
   LaunchChunks(blobs, ScatterOp{flat}, stream, "Scatter");
+}
+
+void FlagNonFinite(const DeviceTable& blobs, int* flag, cudaStream_t stream) {
+  LaunchChunks(blobs, FlagNonFiniteOp{flag}, stream, "FlagNonFinite");
 }
 
 void SetValue(float* x, float value, cudaStream_t stream) {

@@ -36,6 +36,8 @@ void Gather(const DeviceTable& blobs, float scale, float* flat, cudaStream_t str
 // blob[e] = flat[e]
 void Scatter(const DeviceTable& blobs, const float* flat, cudaStream_t stream);
 void SetValue(float* x, float value, cudaStream_t stream);
+// *flag = 1 where a blob element is NaN or infinite (*flag is not cleared).
+void FlagNonFinite(const DeviceTable& blobs, int* flag, cudaStream_t stream);
 
 // sum = parts[0] + parts[1] + ... in that order.
 void Sum(const std::vector<const float*>& parts, float* sum, int64_t n, cudaStream_t stream);

@@ -36,6 +36,12 @@ class CPUSyncBackend final : public SyncBackend {
     for (const Segment& s : blobs.segments()) std::copy_n(flat + s.offset, s.numel, s.data);
   }
   void SetValue(ContextBase*, float* x, float value) override { *x = value; }
+  bool AllFinite(ContextBase*, SegmentTable& blobs) override {
+    for (const Segment& s : blobs.segments()) {
+      if (!sma::AllFinite(s.data, s.numel)) return false;
+    }
+    return true;
+  }
   void Sum(const std::vector<const float*>& parts, float* sum, int64_t n) override {
     std::fill_n(sum, n, 0.f);
     for (const float* part : parts) sma::Accumulate(part, sum, n);

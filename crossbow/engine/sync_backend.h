@@ -72,6 +72,9 @@ class SyncBackend {
   virtual void Scatter(ContextBase* learner, const float* flat, SegmentTable& blobs) = 0;
   // x[0] = value.
   virtual void SetValue(ContextBase* learner, float* x, float value) = 0;
+  // Whether every element of the blobs is finite; waits for the learner's work (a GPU's
+  // answer comes back to the host).
+  virtual bool AllFinite(ContextBase* learner, SegmentTable& blobs) = 0;
   // Learner `slot`'s contribution is written: the sync thread's next sum may read it.
   virtual void Contributed(ContextBase* learner, int slot) {}
 

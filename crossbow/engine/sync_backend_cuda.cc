@@ -6,6 +6,7 @@
 #include "crossbow/core/check_cuda.h"
 #include "crossbow/core/context_cuda.h"
 #include "crossbow/core/cuda_stream.h"
+#include "crossbow/core/device_backend.h"
 #include "crossbow/engine/sma_kernels.h"
 #include "crossbow/engine/sync_backend.h"
 
@@ -81,6 +82,19 @@ class CUDASyncBackend final : public SyncBackend {
   }
   void SetValue(ContextBase* learner, float* x, float value) override {
     kernels::SetValue(x, value, cuda::StreamOf(learner));
+  }
+  bool AllFinite(ContextBase* learner, SegmentTable& blobs) override {
+    const cudaStream_t stream = cuda::StreamOf(learner);
+    learner->BindThread();  // the flag's block belongs to the learner's stream
+    const auto flag = AllocateOn(device_, sizeof(int));
+    CUDA_CHECK(cudaMemsetAsync(flag.get(), 0, sizeof(int), stream), Where());
+    kernels::FlagNonFinite(Table(blobs, learner), reinterpret_cast<int*>(flag.get()), stream);
+    int non_finite = 0;
+    CUDA_CHECK(
+        cudaMemcpyAsync(&non_finite, flag.get(), sizeof(int), cudaMemcpyDeviceToHost, stream),
+        Where());
+    CUDA_CHECK(cudaStreamSynchronize(stream), Where());
+    return non_finite == 0;
   }
   void Contributed(ContextBase* learner, int slot) override {
     CUDA_CHECK(cudaEventRecord(contributed_.at(slot), cuda::StreamOf(learner)), Where());

@@ -205,7 +205,8 @@ TEST(Engine, LearnersAddedInSsgdStartFromTheTrainedModel) {
 }
 
 // A source whose second batch poisons the images (inf): the loss of that learner is NaN.
-std::unique_ptr<ArraySource> PoisonedSource() {
+// Four batches of four; the second is `poison` everywhere.
+std::unique_ptr<ArraySource> PoisonedSource(float poison = 3e38f) {
   auto clean = Source(16, 4);
   std::vector<float> images(16 * 192);
   std::vector<int32_t> labels(16);
@@ -215,7 +216,7 @@ std::unique_ptr<ArraySource> PoisonedSource() {
     std::copy_n(b->labels, 4, labels.begin() + i * 4);
     clean->Release(b);
   }
-  std::fill_n(images.begin() + 4 * 192, 4 * 192, 3e38f);
+  std::fill_n(images.begin() + 4 * 192, 4 * 192, poison);
   return std::make_unique<ArraySource>(std::move(images), std::move(labels), Shape{3, 8, 8}, 4);
 }
 
@@ -244,6 +245,39 @@ TEST(Engine, SkipNanSkipsTheUpdateAndGoesOn) {
   EXPECT_TRUE(std::isfinite(r.loss));
   EXPECT_EQ(engine.Iterate().skipped, 0);
   for (double d : engine.DistancesToAverage()) EXPECT_TRUE(std::isfinite(d));
+}
+
+// With batch norm, a batch of NaN pixels gives a finite loss (ReLU makes the NaNs zeros) but NaN
+// gradients and running statistics.
+TEST(Engine, NonFiniteGradientsBehindAFiniteLossAreCaught) {
+  auto source = PoisonedSource(std::nanf(""));
+  Engine engine(Spec(true), Options("cpu:0,cpu:1", 1), source.get());
+  try {
+    engine.Iterate();
+    FAIL() << "NaN gradients went unnoticed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gradients or batch-norm statistics are not finite"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Engine, SkippedLearnersDoNotPoisonTheModelOrItsStatistics) {
+  for (SyncMode sync : {SyncMode::kSMA, SyncMode::kSSGD}) {
+    SCOPED_TRACE(sync == SyncMode::kSMA ? "sma" : "ssgd");
+    auto source = PoisonedSource(std::nanf(""));
+    EngineOptions o = Options("cpu:0,cpu:1", 1, sync);
+    o.skip_nan = true;
+    Engine engine(Spec(true), o, source.get());
+    EXPECT_EQ(engine.Iterate().skipped, 1);
+    EXPECT_TRUE(std::isfinite(engine.Iterate().loss));
+    for (const auto& [name, t] : engine.StateTensors()) {
+      const Tensor host = ToHost(*t);
+      for (int64_t i = 0; i < host.numel(); ++i) {
+        ASSERT_TRUE(std::isfinite(host.data<float>()[i])) << name << " element " << i;
+      }
+    }
+  }
 }
 
 TEST(Engine, SkipNanInSsgdLeavesTheOtherLearnersFinite) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <thread>
 #include <vector>
 
@@ -12,6 +13,18 @@ namespace crossbow {
 namespace {
 
 using std::chrono::milliseconds;
+
+TEST(SmaKernels, AllFiniteFindsNanAndInfinityAnywhere) {
+  std::vector<float> x(37, 1e38f);
+  EXPECT_TRUE(sma::AllFinite(x.data(), 37));
+  for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    for (int at : {0, 15, 36}) {
+      std::vector<float> y = x;
+      y[at] = bad;
+      EXPECT_FALSE(sma::AllFinite(y.data(), 37)) << bad << " at " << at;
+    }
+  }
+}
 
 TEST(SmaKernels, MatchTheEquations) {
   // 37 elements: a vector body and a scalar tail.
