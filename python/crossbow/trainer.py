@@ -46,8 +46,8 @@ OPTIONS = {
     "metrics": (None, str, "metrics file (JSON lines)"),
     "log_every": (50, int, "iterations between metrics records"),
     "progress": (True, bool, "a progress bar on stderr"),
-    "skip_nan": (False, bool, "skip a batch whose loss, gradients or BN statistics are not finite instead of "
-                 "stopping"),
+    "skip_nan": (False, bool, "skip a batch whose loss, gradients or BN statistics are not "
+                 "finite instead of stopping"),
     "workers": (2, int, "data loader threads per source"),
     "augment": (True, bool, "random crop (with padding) and mirror on 3x32x32 training images"),
     "num_classes": (None, int, "classes of the net's last layer (default: the net's dataset)"),
