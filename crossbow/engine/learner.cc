@@ -6,6 +6,7 @@
 
 #include "crossbow/core/autodiff.h"
 #include "crossbow/core/serialize.h"
+#include "crossbow/engine/sma.h"
 
 namespace crossbow {
 namespace {
@@ -164,6 +165,9 @@ float Learner::Step(const float* images, const Shape& shape, const int32_t* labe
   const float loss = ForwardBackward(images, shape, labels);
   CROSSBOW_ENFORCE(std::isfinite(loss), "learner '", spec_.name, "': loss is ", loss,
                    " at iteration ", iteration_, "; the update was skipped");
+  CROSSBOW_ENFORCE(GradientsAndStatisticsFinite(), "learner '", spec_.name,
+                   "': gradients or batch-norm statistics are not finite at iteration ", iteration_,
+                   " (the loss is ", loss, "); the update was skipped");
   Update();
   return loss;
 }
@@ -173,6 +177,21 @@ float Learner::ForwardBackward(const float* images, const Shape& shape, const in
   TrainPlan& plan = TrainPlanFor(shape[0]);
   plan.net->Run(0, plan.update_begin);
   return ReadFloat(*plan.net->Blob(spec_.loss));
+}
+
+bool Learner::GradientsAndStatisticsFinite() {
+  auto finite = [](const Tensor& t) {
+    if (t.is_cpu()) return sma::AllFinite(t.data<float>(), t.numel());
+    const Tensor host = ToHost(t);
+    return sma::AllFinite(host.data<float>(), host.numel());
+  };
+  for (const auto& param : spec_.params) {
+    if (!finite(*Gradient(param))) return false;
+  }
+  for (const auto& name : spec_.state) {
+    if (!finite(*root_.GetTensor(name))) return false;
+  }
+  return true;
 }
 
 void Learner::Update() {

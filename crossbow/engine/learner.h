@@ -24,14 +24,16 @@ class Learner {
  public:
   explicit Learner(LearnerSpec spec);
 
-  // Forward, backward and update on one batch; returns the loss. A non-finite loss throws
-  // before the update, leaving the parameters as they were.
+  // Forward, backward and update on one batch; returns the loss. A non-finite loss, gradient
+  // or batch-norm statistic throws before the update, leaving the parameters as they were.
   float Step(const float* images, const Shape& shape, const int32_t* labels);
   // Step in two halves, so that an engine can act between them (take SMA's snapshot, average
   // gradients): ForwardBackward leaves every parameter's gradient in Gradient(param) and
   // returns the loss, finite or not; Update applies the momentum-SGD step to those gradients.
   float ForwardBackward(const float* images, const Shape& shape, const int32_t* labels);
   void Update();
+  // Valid between ForwardBackward and Update.
+  bool GradientsAndStatisticsFinite();
   // Valid between ForwardBackward and Update: plain, the parameter's shape, on the device.
   Tensor* Gradient(const std::string& param);
   // The spec's output blob (class probabilities), in inference mode, on the device.

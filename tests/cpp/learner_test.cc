@@ -110,6 +110,24 @@ TEST(Learner, NanLossStopsBeforeTheUpdate) {
   EXPECT_TRUE(std::equal(before.begin(), before.end(), learner.Blob("fw")->data<float>()));
 }
 
+TEST(Learner, NanPixelsBehindAFiniteLossStopBeforeTheUpdate) {
+  Learner learner(SmallSpec());  // has batch norm: NaN pixels leave the loss finite
+  Batch b = MakeBatch(4);
+  std::fill(b.images.begin(), b.images.end(), std::nanf(""));
+  const Tensor before = ToHost(*learner.Blob("w"));
+  try {
+    learner.Step(b.images.data(), b.shape, b.labels.data());
+    FAIL() << "NaN gradients went unnoticed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gradients or batch-norm statistics are not finite"),
+              std::string::npos)
+        << e.what();
+  }
+  const Tensor& after = *learner.Blob("w");
+  EXPECT_TRUE(
+      std::equal(before.data<float>(), before.data<float>() + before.numel(), after.data<float>()));
+}
+
 TEST(Learner, WrongInputShapeNamesTheExpectedShape) {
   Learner learner(SmallSpec());
   Batch b = MakeBatch(2);
