@@ -1,11 +1,10 @@
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "crossbow/comm/collectives.h"
+#include "crossbow/comm/rendezvous.h"
 
 namespace crossbow {
 
@@ -22,31 +21,18 @@ class InProcessCollectives final : public Collectives {
   explicit InProcessCollectives(int size, std::shared_ptr<Collectives> outer = nullptr,
                                 int outer_rank = 0);
 
-  int size() const override { return size_; }
+  int size() const override { return rendezvous_.size(); }
   void AllReduceSum(int rank, float* data, size_t count,
                     std::chrono::milliseconds timeout) override;
   void Abort(const std::string& reason) override;
 
  private:
-  // Waits until `ready` holds; throws on abort or when the deadline passes.
-  template <typename Ready>
-  void Wait(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline,
-            int rank, const char* phase, Ready ready);
-
-  void ReduceOuter(std::unique_lock<std::mutex>& lock,
-                   std::chrono::steady_clock::time_point deadline);
-
-  const int size_;
+  Rendezvous rendezvous_;
   const std::shared_ptr<Collectives> outer_;
   const int outer_rank_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
   std::vector<const float*> posted_;  // per rank, in the current collective
   std::vector<float> result_;
   size_t count_ = 0;
-  int arrived_ = 0, departed_ = 0;
-  bool summed_ = false;
-  std::string aborted_;  // the reason, once aborted
 };
 
 }  // namespace crossbow

@@ -38,9 +38,7 @@ class PeerCopyCollectives final : public DeviceCollectives {
     rendezvous_.Run(
         rank, timeout,
         [&](bool first) {
-          if (first) count_ = count;
-          CROSSBOW_ENFORCE_VALUE(count == count_, "all-reduce: rank ", rank, " sends ", count,
-                                 " floats, another rank sent ", count_);
+          AgreeOnCount(first, rank, count, &count_);
           buffers_[rank] = data;
           CUDA_CHECK(cudaEventRecord(ready_[rank], stream), "all-reduce on cuda:", gpu_);
         },

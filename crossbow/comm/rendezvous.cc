@@ -21,9 +21,16 @@ void Rendezvous::Wait(std::unique_lock<std::mutex>& lock,
   CROSSBOW_FAIL("all-reduce: ", aborted_);
 }
 
+void Rendezvous::FailAll(int rank, const std::exception& e) {
+  if (aborted_.empty()) aborted_ = detail::Concat("rank ", rank, ": ", e.what());
+  cv_.notify_all();
+  throw;
+}
+
 void Rendezvous::Run(int rank, std::chrono::milliseconds timeout,
                      const std::function<void(bool first)>& arrive,
-                     const std::function<void()>& last, const std::function<void()>& leave) {
+                     const std::function<void()>& last, const std::function<void()>& leave,
+                     const std::function<void()>& unlocked) {
   CROSSBOW_ENFORCE_VALUE(rank >= 0 && rank < size_, "all-reduce: rank ", rank,
                          " is outside the group of ", size_);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -34,10 +41,14 @@ void Rendezvous::Run(int rank, std::chrono::milliseconds timeout,
   if (++arrived_ == size_) {
     try {
       last();
+      if (unlocked) {
+        lock.unlock();
+        unlocked();
+        lock.lock();
+      }
     } catch (const std::exception& e) {
-      aborted_ = detail::Concat("rank ", rank, ": ", e.what());
-      cv_.notify_all();
-      throw;
+      if (!lock.owns_lock()) lock.lock();
+      FailAll(rank, e);
     }
     done_ = true;
     cv_.notify_all();
@@ -57,6 +68,12 @@ bool Rendezvous::Abort(const std::string& reason) {
   if (first) aborted_ = reason;
   cv_.notify_all();
   return first;
+}
+
+void AgreeOnCount(bool first, int rank, size_t count, size_t* agreed) {
+  if (first) *agreed = count;
+  CROSSBOW_ENFORCE_VALUE(count == *agreed, "all-reduce: rank ", rank, " sends ", count,
+                         " floats, another rank sent ", *agreed);
 }
 
 std::string Rendezvous::aborted() const {

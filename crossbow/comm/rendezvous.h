@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -19,16 +20,20 @@ class Rendezvous {
 
   int size() const { return size_; }
   // arrive(first): this rank posts its part (first: no rank arrived before it); last: runs once, on
-  // the last rank's thread; leave: this rank takes its result (before any rank may start the next
-  // collective).
+  // the last rank's thread; then `unlocked`, if given, on that thread without the group's lock
+  // (a slow step, such as a collective across processes, that Abort must not wait for: it may
+  // use only what `last` made, since an aborted rank leaves without its result); leave: this rank
+  // takes its result (before any rank may start the next collective).
   void Run(int rank, std::chrono::milliseconds timeout,
            const std::function<void(bool first)>& arrive, const std::function<void()>& last,
-           const std::function<void()>& leave);
+           const std::function<void()>& leave, const std::function<void()>& unlocked = nullptr);
   // Makes every pending and later Run throw `reason`. Returns false if already aborted.
   bool Abort(const std::string& reason);
   std::string aborted() const;
 
  private:
+  // Records `e` as the reason every rank stops, and rethrows it.
+  [[noreturn]] void FailAll(int rank, const std::exception& e);
   template <typename Ready>
   void Wait(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline,
             int rank, const char* phase, Ready ready);
@@ -40,5 +45,9 @@ class Rendezvous {
   bool done_ = false;
   std::string aborted_;
 };
+
+// For an all-reduce's arrive step: the first rank fixes the count (*agreed), every other rank
+// must send as many floats.
+void AgreeOnCount(bool first, int rank, size_t count, size_t* agreed);
 
 }  // namespace crossbow
