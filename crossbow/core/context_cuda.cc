@@ -48,13 +48,9 @@ CUDAContext::CUDAContext(int gpu, uint64_t seed) : gpu_(gpu), seed_(seed) {
   // Results must match the CPU to 1e-4: no TF32 in cuBLAS (cuDNN's convolutions are set per
   // descriptor by the operators).
   CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
-  // cuBLAS would otherwise take its workspace from a pool of its own, which a CUDA graph
-  // capture may not allocate from; 32 MiB is what cuBLAS asks for on Hopper.
-  constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
   const cudaStream_t caller_stream = cuda::CurrentStream();
   cuda::SetCurrentStream(stream_);  // the block belongs to this context's stream
   cublas_workspace_ = AllocateOn(device(), kCublasWorkspaceBytes);
-  cublas_workspace_bytes_ = kCublasWorkspaceBytes;
   cuda::SetCurrentStream(caller_stream);
   CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_.get(), kCublasWorkspaceBytes));
   CUDA_CHECK(cudaMalloc(&random_offset_, sizeof(unsigned long long)));
@@ -121,7 +117,7 @@ void* CUDAContext::Scratch(size_t bytes) {
   return scratch_.empty() ? nullptr : scratch_.back().get();
 }
 
-size_t CUDAContext::HeldBytes() const { return cublas_workspace_bytes_ + scratch_held_; }
+size_t CUDAContext::HeldBytes() const { return kCublasWorkspaceBytes + scratch_held_; }
 
 void CUDAContext::Copy(void* dst, const void* src, size_t bytes) {
   CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_), "copying ", bytes,

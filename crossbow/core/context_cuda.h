@@ -57,8 +57,10 @@ class CUDAContext final : public ContextBase {
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   unsigned long long* random_offset_ = nullptr;
+  // cuBLAS would otherwise take its workspace from a pool of its own, which a CUDA graph capture
+  // may not allocate from; 32 MiB is what cuBLAS asks for on Hopper.
+  static constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
   std::shared_ptr<uint8_t> cublas_workspace_;
-  size_t cublas_workspace_bytes_ = 0;
   std::vector<std::shared_ptr<uint8_t>> scratch_;  // the last is the largest
   size_t scratch_bytes_ = 0;
   size_t scratch_held_ = 0;  // all of scratch_
