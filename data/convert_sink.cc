@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -56,6 +57,9 @@ ConvertSink::ConvertSink(const std::string& db, int64_t total, const WriteOption
 
 void ConvertSink::Write(const std::string& key, const Datum& datum) {
   writer_.Put(key, SerializeDatum(datum));
+  const bool first = summary_.max_label < summary_.min_label;
+  summary_.min_label = first ? datum.label : std::min(summary_.min_label, datum.label);
+  summary_.max_label = first ? datum.label : std::max(summary_.max_label, datum.label);
   progress_.Advance();
 }
 
@@ -115,7 +119,9 @@ std::string ConvertSummary::ToString() const {
   std::ostringstream out;
   out << "wrote " << written << " records to " << db << " in " << seconds << " s ("
       << (seconds > 0 ? static_cast<int64_t>(written / seconds) : written)
-      << " records/s); skipped " << DescribeSkips(skipped);
+      << " records/s)";
+  if (max_label >= min_label) out << ", labels " << min_label << ".." << max_label;
+  out << "; skipped " << DescribeSkips(skipped);
   return out.str();
 }
 

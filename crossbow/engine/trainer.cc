@@ -13,11 +13,16 @@
 #include "crossbow/engine/stop_signal.h"
 #include "crossbow/engine/trainer_config.h"
 #include "crossbow/engine/trainer_ranks.h"
+#include "crossbow/engine/watchdog.h"
 
 namespace crossbow {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How long a stop signal may wait for the loop to reach the end of an iteration (or of a
+// checkpoint write) before the watchdog ends the process without a checkpoint.
+constexpr double kSignalGraceS = 10;
 
 double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -120,6 +125,8 @@ class Trainer::Loop {
   MetricsRecord Record();
   void Evaluate(MetricsRecord* record);
   void SaveCheckpoint();
+  // Whether the checkpoint interval in epochs (fractions included) has passed since the last.
+  bool EpochCheckpointDue();
   void DrawProgress(int64_t epochs_done);
   std::string ShouldStop();
 
@@ -141,6 +148,9 @@ class Trainer::Loop {
   // Agreed by every rank after each iteration.
   int signal_ = 0;
   bool time_up_ = false, minutes_due_ = false;
+  int64_t checkpoint_periods_ = 0;  // whole checkpoint_every_epochs intervals at the last one
+  Watchdog watchdog_{o_.stall_timeout_s, kSignalGraceS,
+                     [this] { return engine_.DescribeWaits(); }};
   std::vector<std::map<std::string, Tensor>> received_;  // other ranks' learners (checkpoints)
 };
 
@@ -164,6 +174,7 @@ TrainResult Trainer::Loop::Run() {
   // The trial iterations train the model, so they count as training time and images.
   if (o_.autotune && !t_.resume_from_) Autotune();
   window_start_s_ = Elapsed();
+  EpochCheckpointDue();  // counts the intervals already behind a resumed run
   int64_t epochs_done = info_.images / epoch_size_;
   for (;;) {
     Step(policy.At(EpochPosition()));
@@ -183,10 +194,7 @@ TrainResult Trainer::Loop::Run() {
     }
     result_.stop_reason = ShouldStop();
     if (o_.progress && rank_ == 0 && result_.stop_reason.empty()) DrawProgress(epochs_done);
-    const bool checkpoint_due =
-        (epoch_end && o_.checkpoint_every_epochs > 0 &&
-         std::fmod(static_cast<double>(epochs_done), o_.checkpoint_every_epochs) == 0) ||
-        minutes_due_;
+    const bool checkpoint_due = EpochCheckpointDue() || minutes_due_;
     if (!o_.checkpoint_dir.empty() && (checkpoint_due || !result_.stop_reason.empty())) {
       SaveCheckpoint();
     }
@@ -202,6 +210,7 @@ TrainResult Trainer::Loop::Run() {
   result_.best_top1 = info_.best_top1;
   result_.time_to_accuracy_s = info_.time_to_accuracy_s;
   result_.ranks = t_.group_ ? t_.group_->size() : 1;
+  result_.signal = signal_;
   LOG(INFO) << "training stopped (" << result_.stop_reason << ") after " << result_.iterations
             << " iterations, " << result_.epochs << " epochs, " << FormatDuration(info_.elapsed_s)
             << ", " << result_.images_per_s << " images/s";
@@ -248,6 +257,7 @@ void Trainer::Loop::Step(double lr) {
     bar_.Finish();
     CROSSBOW_FAIL("training stopped at iteration ", engine_.iteration() + 1, ": ", e.what());
   }
+  watchdog_.Progress();
   Agree(&r);
   if (r.skipped > 0) {
     result_.skipped_batches += r.skipped;
@@ -320,29 +330,53 @@ MetricsRecord Trainer::Loop::Record() {
 // Evaluation time is not training time: the clock stops around it.
 void Trainer::Loop::Evaluate(MetricsRecord* record) {
   info_.elapsed_s = Elapsed();
-  // Rank 0 evaluates (z is the same everywhere) and tells the others.
-  if (rank_ == 0) record->test = engine_.Evaluate(t_.test_);
-  if (t_.group_) {
-    const EvalResult mine = record->test.value_or(EvalResult{});
-    const std::vector<double> all =
-        AllGatherDoubles(*t_.group_, {mine.loss, mine.top1, mine.top5}, t_.timeout_);
-    record->test = EvalResult{};
-    record->test->loss = all[0];
-    record->test->top1 = all[1];
-    record->test->top5 = all[2];
+  watchdog_.Enter(Watchdog::Phase::kEvaluating);
+  // Rank 0 evaluates (z is the same everywhere) and tells the others. A stop signal cuts an
+  // evaluation short: the record then has no test results.
+  EvalResult test;
+  bool evaluated = false;
+  if (rank_ == 0) {
+    WatchedSource source(t_.test_, &watchdog_);
+    try {
+      test = engine_.Evaluate(&source);
+      evaluated = true;
+    } catch (const WatchedSource::StopRequested&) {
+      LOG(INFO) << "evaluation interrupted by a signal";
+    }
   }
-  info_.best_top1 = std::max(info_.best_top1, record->test->top1);
-  if (o_.target_accuracy > 0 && info_.time_to_accuracy_s < 0 &&
-      record->test->top1 >= o_.target_accuracy) {
+  if (t_.group_) {
+    const std::vector<double> all = AllGatherDoubles(
+        *t_.group_, {test.loss, test.top1, test.top5, static_cast<double>(evaluated)}, t_.timeout_);
+    test.loss = all[0];
+    test.top1 = all[1];
+    test.top5 = all[2];
+    evaluated = all[3] != 0;
+  }
+  watchdog_.Enter(Watchdog::Phase::kTraining);
+  segment_start_ = Clock::now();
+  if (!evaluated) return;
+  record->test = test;
+  info_.best_top1 = std::max(info_.best_top1, test.top1);
+  if (o_.target_accuracy > 0 && info_.time_to_accuracy_s < 0 && test.top1 >= o_.target_accuracy) {
     info_.time_to_accuracy_s = info_.elapsed_s;
     LOG(INFO) << "reached " << o_.target_accuracy * 100 << "% test accuracy after "
               << FormatDuration(info_.elapsed_s) << " (iteration " << record->iteration << ")";
   }
-  result_.test = record->test;
-  segment_start_ = Clock::now();
+  result_.test = test;
+}
+
+bool Trainer::Loop::EpochCheckpointDue() {
+  if (o_.checkpoint_every_epochs <= 0) return false;
+  // The small slack keeps an interval that the images reach exactly from rounding down.
+  const auto periods =
+      static_cast<int64_t>(std::floor(EpochPosition() / o_.checkpoint_every_epochs + 1e-9));
+  const bool due = periods > checkpoint_periods_;
+  checkpoint_periods_ = periods;
+  return due;
 }
 
 void Trainer::Loop::SaveCheckpoint() {
+  watchdog_.Enter(Watchdog::Phase::kCheckpointing);
   info_.elapsed_s = Elapsed();
   info_.iteration = engine_.iteration();
   info_.learners_per_device = engine_.learners_per_device();
@@ -351,6 +385,7 @@ void Trainer::Loop::SaveCheckpoint() {
   if (t_.group_) tensors = GatherStateTensors(*t_.group_, tensors, &received_, t_.timeout_);
   if (rank_ == 0) WriteCheckpoint(path, info_, t_.train_->SaveState(), tensors);
   VLOG(1) << "checkpoint '" << path << "' at iteration " << info_.iteration;
+  watchdog_.Enter(Watchdog::Phase::kTraining);
   last_checkpoint_ = Clock::now();
   segment_start_ = Clock::now();
 }

@@ -46,6 +46,8 @@ OPTIONS = {
     "metrics": (None, str, "metrics file (JSON lines)"),
     "log_every": (50, int, "iterations between metrics records"),
     "progress": (True, bool, "a progress bar on stderr"),
+    "stall_timeout": (300.0, float, "seconds without a finished iteration after which the run "
+                      "is stuck: it ends, saying what each thread waits for (0: never)"),
     "skip_nan": (False, bool, "skip a batch whose loss, gradients or BN statistics are not "
                  "finite instead of stopping"),
     "workers": (2, int, "data loader threads per source"),
