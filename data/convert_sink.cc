@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "crossbow/core/console.h"
 #include "crossbow/core/enforce.h"
 
 namespace crossbow::data {
@@ -35,19 +36,23 @@ void Progress::Advance(int64_t count) {
   Draw();
 }
 
-void Progress::Draw() {
+std::string Progress::Text() const {
   const double elapsed = seconds();
   char line[160];
-  std::snprintf(line, sizeof(line), "\r%s %lld/%lld (%.0f%%) %.0f records/s", label_.c_str(),
+  std::snprintf(line, sizeof(line), "%s %lld/%lld (%.0f%%) %.0f records/s", label_.c_str(),
                 static_cast<long long>(done_), static_cast<long long>(total_),
                 total_ > 0 ? 100.0 * done_ / total_ : 100.0, elapsed > 0 ? done_ / elapsed : 0.0);
-  std::cerr << line << std::flush;
+  return line;
 }
+
+void Progress::Draw() { Console::Get().Status(Text()); }
 
 void Progress::Finish() {
   if (!enabled_) return;
+  Console& console = Console::Get();
+  if (!console.terminal()) return console.Line(Text());  // a log file gets the last line only
   Draw();
-  std::cerr << "\n";
+  console.EndStatus();
 }
 
 ConvertSink::ConvertSink(const std::string& db, int64_t total, const WriteOptions& options)

@@ -161,8 +161,9 @@ const Batch* ImageLoader::Acquire() {
       int64_t& corrupt = corrupt_[batch.epoch];
       corrupt += slot->corrupt;
       if (batch.last_in_epoch) {
-        LOG(INFO) << options_.path << ": epoch " << batch.epoch << " read, " << corrupt
-                  << " corrupt record(s) skipped";
+        LOG_IF(WARNING, corrupt > 0) << options_.path << ": epoch " << batch.epoch << " read, "
+                                     << corrupt << " corrupt record(s) skipped";
+        VLOG_IF(1, corrupt == 0) << options_.path << ": epoch " << batch.epoch << " read";
       }
     }
     // A batch of nothing but corrupt records is dropped, unless it marks the epoch's end.

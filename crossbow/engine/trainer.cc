@@ -22,7 +22,7 @@ using Clock = std::chrono::steady_clock;
 
 // How long a stop signal may wait for the loop to reach the end of an iteration (or of a
 // checkpoint write) before the watchdog ends the process without a checkpoint.
-constexpr double kSignalGraceS = 10;
+constexpr double kSignalGraceS = 5;
 
 double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -138,12 +138,24 @@ class Trainer::Loop {
   TrainResult result_;
   Clock::time_point segment_start_ = Clock::now();  // training time = sum of segments
   Clock::time_point last_checkpoint_ = Clock::now();
-  // Since the last metrics record.
-  double window_loss_ = 0;
-  int64_t window_iterations_ = 0, window_images_ = 0;
-  double window_start_s_ = 0;
+  // Losses and images since a moment of training time.
+  struct Window {
+    double start_s = 0, loss = 0;
+    int64_t iterations = 0, images = 0;
+    void Add(const IterationResult& r) {
+      if (std::isfinite(r.loss)) {
+        loss += r.loss;
+        ++iterations;
+      }
+      images += r.images;
+    }
+    double MeanLoss() const { return iterations ? loss / iterations : NAN; }
+    double Rate(double now_s) const { return images / std::max(1e-9, now_s - start_s); }
+  };
+  Window since_record_;  // since the last metrics record
+  Window this_epoch_;    // since the epoch began, for the progress bar
   std::unique_ptr<MetricsLog> metrics_;
-  ProgressBar bar_{&std::cerr};
+  ProgressBar bar_;
   const int rank_ = t_.group_ ? t_.group_->rank() : 0;
   // Agreed by every rank after each iteration.
   int signal_ = 0;
@@ -173,7 +185,7 @@ TrainResult Trainer::Loop::Run() {
   segment_start_ = Clock::now();
   // The trial iterations train the model, so they count as training time and images.
   if (o_.autotune && !t_.resume_from_) Autotune();
-  window_start_s_ = Elapsed();
+  since_record_ = this_epoch_ = Window{Elapsed()};
   EpochCheckpointDue();  // counts the intervals already behind a resumed run
   int64_t epochs_done = info_.images / epoch_size_;
   for (;;) {
@@ -192,6 +204,7 @@ TrainResult Trainer::Loop::Run() {
         LOG(INFO) << EpochLine(epochs_done, o_.epochs, record);
       }
     }
+    if (epoch_end) this_epoch_ = Window{Elapsed()};
     result_.stop_reason = ShouldStop();
     if (o_.progress && rank_ == 0 && result_.stop_reason.empty()) DrawProgress(epochs_done);
     const bool checkpoint_due = EpochCheckpointDue() || minutes_due_;
@@ -266,11 +279,8 @@ void Trainer::Loop::Step(double lr) {
   }
   info_.images += r.images;
   info_.iteration = engine_.iteration();
-  if (std::isfinite(r.loss)) {
-    window_loss_ += r.loss;
-    ++window_iterations_;
-  }
-  window_images_ += r.images;
+  since_record_.Add(r);
+  this_epoch_.Add(r);
 }
 
 double Trainer::Loop::SumOverRanks(double value) {
@@ -315,15 +325,13 @@ MetricsRecord Trainer::Loop::Record() {
   r.iteration = engine_.iteration();
   r.epoch = EpochPosition();
   r.time_s = Elapsed();
-  r.loss = window_iterations_ ? window_loss_ / window_iterations_ : NAN;
+  r.loss = since_record_.MeanLoss();
   r.lr = info_.lr;
-  r.images_per_s = window_images_ / std::max(1e-9, r.time_s - window_start_s_);
+  r.images_per_s = since_record_.Rate(r.time_s);
   r.learners_per_device = engine_.learners_per_device();
   r.distances = engine_.DistancesToAverage();
   if (t_.group_) r.distances = AllGatherDoubles(*t_.group_, r.distances, t_.timeout_);
-  window_loss_ = 0;
-  window_iterations_ = window_images_ = 0;
-  window_start_s_ = r.time_s;
+  since_record_ = Window{r.time_s};
   return r;
 }
 
@@ -398,12 +406,10 @@ void Trainer::Loop::DrawProgress(int64_t epochs_done) {
     fraction = std::max(fraction, static_cast<double>(engine_.iteration()) / o_.iterations);
   }
   if (o_.time_limit_s > 0) fraction = std::max(fraction, Elapsed() / o_.time_limit_s);
-  const double rate = window_images_ / std::max(1e-9, Elapsed() - window_start_s_);
   const double eta = fraction > 0 ? (1 - fraction) / fraction * Elapsed() : -1;
   const std::string label = "epoch " + std::to_string(epochs_done + 1) +
                             (o_.epochs > 0 ? "/" + std::to_string(o_.epochs) : "");
-  bar_.Update(label, fraction, rate, eta,
-              window_iterations_ ? window_loss_ / window_iterations_ : 0);
+  bar_.Update(label, fraction, this_epoch_.Rate(Elapsed()), eta, this_epoch_.MeanLoss());
 }
 
 std::string Trainer::Loop::ShouldStop() {

@@ -8,6 +8,7 @@ Every option here is also a ``crossbow train`` flag (``--lr-policy`` for ``lr_po
 come from OPTIONS. Options are checked before anything is built or read.
 """
 import json
+import math
 import os
 
 from crossbow import _native, world
@@ -62,28 +63,48 @@ OPTIONS = {
 CIFAR_MEAN, CIFAR_STD = (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)
 
 
-def _check(opts):
-    def positive(name):
-        v = opts[name]
-        if v is not None and not v > 0:
-            raise ValueError(f"{name} must be > 0, got {v}")
+def _flag(name):
+    return f"{name} (--{name.replace('_', '-')})"
 
+
+def _check(opts):
+    """Every option's value, checked before anything is built; messages name the option as a
+    keyword and as a flag, and the value."""
+    def require(name, ok, what):
+        v = opts[name]
+        if v is not None and not ok(v):
+            raise ValueError(f"{_flag(name)} must be {what}, got {v!r}")
+
+    finite = math.isfinite
     for name in ("batch_size", "epochs", "iterations", "time_limit", "workers",
                  "threads_per_learner", "log_every", "collective_timeout"):
-        positive(name)
+        require(name, lambda v: finite(v) and v > 0, "> 0")
+    for name in ("lr", "weight_decay", "eval_every", "checkpoint_every_epochs",
+                 "checkpoint_every_minutes", "stall_timeout", "warmup", "step_size"):
+        require(name, lambda v: finite(v) and v >= 0, "finite and >= 0")
+    for name in ("momentum", "central_momentum"):
+        require(name, lambda v: 0 <= v < 1, "in [0, 1)")
+    require("alpha", lambda v: 0 < v <= 1, "in (0, 1]")
+    require("target_accuracy", lambda v: 0 <= v <= 1, "in [0, 1]")
+    require("autotune_threshold", lambda v: finite(v) and v > 0, "> 0")
+    require("num_classes", lambda v: v >= 1, ">= 1")
+    for name in ("gamma", "power", "warmup_start"):
+        require(name, finite, "finite")
     if opts["epochs"] is None and opts["iterations"] is None and opts["time_limit"] is None:
-        raise ValueError("set epochs, iterations or time_limit: training would never stop")
+        raise ValueError("set epochs, iterations or time_limit (--epochs, --iterations, "
+                         "--time-limit): training would never stop")
     if opts["learners"] != "auto":
         try:
             k = int(opts["learners"])
         except ValueError:
-            raise ValueError(f"learners must be 'auto' or a number, got '{opts['learners']}'")
+            raise ValueError(f"{_flag('learners')} must be 'auto' or a number, "
+                             f"got {opts['learners']!r}")
         if k < 1:
-            raise ValueError(f"learners must be >= 1, got {k}")
+            raise ValueError(f"{_flag('learners')} must be >= 1, got {k}")
     if opts["sync"] not in ("sma", "ssgd", "sgd"):
-        raise ValueError(f"sync must be sma, ssgd or sgd, got '{opts['sync']}'")
+        raise ValueError(f"{_flag('sync')} must be sma, ssgd or sgd, got {opts['sync']!r}")
     if opts["resume"] and not opts["checkpoint_dir"]:
-        raise ValueError("resume needs a checkpoint_dir")
+        raise ValueError("resume (--resume) needs a checkpoint_dir (--checkpoint-dir)")
 
 
 def _check_db(what, db):
