@@ -400,6 +400,7 @@ void Trainer::Loop::SaveCheckpoint() {
 
 // Of the limit nearest to being met: training stops at the first one.
 void Trainer::Loop::DrawProgress(int64_t epochs_done) {
+  if (this_epoch_.images == 0) return;  // the epoch has just begun: no rate or loss to show yet
   double fraction = 0;
   if (o_.epochs > 0) fraction = EpochPosition() / o_.epochs;
   if (o_.iterations > 0) {

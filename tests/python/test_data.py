@@ -86,12 +86,21 @@ def test_training_epochs_cover_every_record_and_depend_on_the_seed(db):
 def test_corrupt_records_are_skipped_and_counted(tmp_path):
     values = [datum(image(i), i) for i in range(8)]
     values[2] = b"\x0a\xff"                                     # truncated field
-    values[5] = datum(image(5), 42)                             # label out of range
+    values[5] = b"\x08\x01\x10\x02\x18\x02\x22\x01\x00"           # 1x2x2 with one byte
     values[6] = datum(b"\x89PNG\r\n\x1a\n\x00", 6, encoded=True)  # not a whole image
     data = ImageDB(write_db(tmp_path / "db", values), batch_size=3, train=False, num_classes=10)
     labels = np.concatenate([labels for _, labels in data])
     assert labels.tolist() == [0, 1, 3, 4, 7]
     assert data.corrupt_records == 3
+
+
+def test_a_label_beyond_the_classes_refuses_the_db_naming_the_record(tmp_path):
+    values = [datum(image(i), i) for i in range(8)]
+    values[5] = datum(image(5), 42)
+    db = write_db(tmp_path / "db", values)
+    with pytest.raises(ValueError, match=r"record \S*5 has label 42, outside \[0, 10\)"):
+        ImageDB(db, batch_size=3, train=False, num_classes=10)
+    assert len(list(ImageDB(db, batch_size=3, train=False, num_classes=43))) == 3
 
 
 def test_bad_paths_and_options_fail_clearly(tmp_path):
