@@ -37,8 +37,8 @@ def test_bad_options_fail_before_any_work(no_C, db, options, error, message):
 
 
 def test_unknown_net_and_missing_db_fail_before_any_work(no_C, db, tmp_path):
-    with pytest.raises(ValueError, match="unknown net 'resnet33'; did you mean 'resnet32'"):
-        trainer.Trainer("resnet33", db, epochs=1)
+    with pytest.raises(ValueError, match="unknown net 'resnt32'; did you mean 'resnet32'"):
+        trainer.Trainer("resnt32", db, epochs=1)
     with pytest.raises(FileNotFoundError, match="train_db '.*nowhere' does not exist"):
         trainer.Trainer("lenet", str(tmp_path / "nowhere"), epochs=1)
     with pytest.raises(FileNotFoundError, match="test_db '.*gone' does not exist"):
