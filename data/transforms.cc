@@ -23,9 +23,12 @@ struct Pixels {
   int64_t channel_step, row_step, pixel_step;
 };
 
-Pixels Planar(const Datum& datum) {
+// Raw records hold BGR planes (Caffe's order): `rgb` reads colour ones backwards.
+Pixels Planar(const Datum& datum, bool rgb) {
   const int64_t h = datum.height, w = datum.width;
-  return {reinterpret_cast<const uint8_t*>(datum.data.data()), h, w, h * w, w, 1};
+  const auto* bytes = reinterpret_cast<const uint8_t*>(datum.data.data());
+  if (rgb && datum.channels == 3) return {bytes + 2 * h * w, h, w, -h * w, w, 1};
+  return {bytes, h, w, h * w, w, 1};
 }
 
 Pixels Interleaved(const cv::Mat& image) {
@@ -166,7 +169,7 @@ bool Transformer::Apply(const Datum& datum, uint64_t seed, float* out, std::stri
   Pixels pixels;
   if (in_place) {
     if (!CheckRawDatum(datum, error)) return false;
-    pixels = Planar(datum);
+    pixels = Planar(datum, c.rgb);
   } else {
     if (!DecodeDatum(datum, c.channels, c.rgb, &image, error)) return false;
     if (c.train && c.random_resized_crop) {

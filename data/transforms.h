@@ -14,8 +14,8 @@ namespace crossbow::data {
 struct TransformConfig {
   bool train = true;
   int channels = 0;  // 1 grayscale, 3 colour; 0 keeps what the first record holds
-  // Encoded colour images decode to BGR, as Caffe does and as `crossbow convert imageset` stores
-  // raw records, or to RGB (torchvision's order) when `rgb`.
+  // Colour images come out BGR, as Caffe decodes them and as `crossbow convert imageset` stores
+  // raw records, or RGB (torchvision's order) when `rgb`: encoded and raw records alike.
   bool rgb = false;
   int resize = 0;  // the shorter side is resized to this first (0: keep)
   int crop = 0;    // square output side (0: the image's own size, the same for every record)

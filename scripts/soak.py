@@ -41,8 +41,13 @@ def say(verdict, case, figure):
     return verdict != "FAIL"
 
 
+# The commands run this checkout's package, whatever else is installed.
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    p for p in [os.path.join(ROOT, "python"), os.environ.get("PYTHONPATH", "")] if p))
+
+
 def run(args, timeout=900):
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=ENV)
 
 
 def train_args(dbs, work, learners, extra=()):
@@ -72,7 +77,7 @@ def proc_status(pid):
 def soak(dbs, work):
     """Returns (passed, learners chosen, final accuracy)."""
     proc = subprocess.Popen(train_args(dbs, work, "auto"), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, env=ENV)
     samples = []  # (time, epoch reached, rss, threads)
     epoch = [0]
 
@@ -139,7 +144,8 @@ def kill_and_resume(dbs, work, learners, reference, kills=10, seed=1):
         resuming = os.path.exists(os.path.join(ckpt, "checkpoint.cbt"))
         # -v: a line per iteration says where the run is.
         proc = subprocess.Popen(train_args(dbs, work, learners, ["--resume", "-v"]),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                env=ENV)
         target, resumed = None, False
         deadline = time.time() + 300
         for line in proc.stderr:
