@@ -123,8 +123,7 @@ std::string DescribeSkips(const std::vector<SkippedRecord>& skipped) {
 std::string ConvertSummary::ToString() const {
   std::ostringstream out;
   out << "wrote " << written << " records to " << db << " in " << seconds << " s ("
-      << (seconds > 0 ? static_cast<int64_t>(written / seconds) : written)
-      << " records/s)";
+      << (seconds > 0 ? static_cast<int64_t>(written / seconds) : written) << " records/s)";
   if (max_label >= min_label) out << ", labels " << min_label << ".." << max_label;
   out << "; skipped " << DescribeSkips(skipped);
   return out.str();

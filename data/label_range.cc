@@ -45,8 +45,8 @@ void CheckLabels(const std::string& db, int num_classes) {
                          "; labels must be in [0, ", num_classes, ")");
   CROSSBOW_ENFORCE_VALUE(range.max < num_classes, db, ": record ", range.max_key, " has label ",
                          range.max, ", outside [0, ", num_classes, ") for a net of ", num_classes,
-                         " classes (", flag, "); the DB's labels span ",
-                         range.min, "..", range.max);
+                         " classes (", flag, "); the DB's labels span ", range.min, "..",
+                         range.max);
 }
 
 }  // namespace crossbow::data

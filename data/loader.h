@@ -22,7 +22,7 @@ struct LoaderOptions {
   bool shuffle = true;        // a new permutation every epoch, seeded by (seed, epoch)
   uint64_t seed = 0;
   int workers = 1;      // threads that read, decode and augment
-  int slots = 0;  // batches in the ring at least; 0: 2 * workers + 2 (grown by ReserveHeld)
+  int slots = 0;        // batches in the ring at least; 0: 2 * workers + 2 (grown by ReserveHeld)
   int num_classes = 0;  // a DB with labels outside [0, num_classes) is refused; 0: unchecked
   bool drop_last = false;
 };

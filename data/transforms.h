@@ -30,6 +30,11 @@ struct TransformConfig {
   // the per-channel mean when given. Empty mean means 0 and empty std means 1.
   float scale = 1.0f / 255.0f;
   std::vector<float> mean, std, mean_image;
+  // Records must be fixed_size x fixed_size (0: any size): for presets that neither resize nor
+  // crop to fit, so that an image of another size is refused rather than cut. `preset` names
+  // the preset the config came from, for messages.
+  int fixed_size = 0;
+  std::string preset;
 };
 
 // Decodes and augments records into NCHW float. Thread-safe (Apply is const) and
@@ -48,6 +53,9 @@ class Transformer {
   bool Apply(const Datum& datum, uint64_t seed, float* out, std::string* error) const;
 
  private:
+  // False with the reason when the config takes a fixed size that the image is not.
+  bool SizeFits(int64_t height, int64_t width, std::string* error) const;
+
   TransformConfig config_;
   Shape shape_;
   std::vector<float> multiplier_;  // per channel: scale / std

@@ -11,11 +11,20 @@ from crossbow.model import Model
 NAMES = ("lenet", "resnet20", "resnet32", "resnet56", "resnet110", "vgg16", "resnet18",
          "resnet34", "resnet50")
 IMAGENET = ("resnet18", "resnet34", "resnet50")  # 1000 classes, any input_size; the others: 10
+# Each net's input preset (crossbow.data.ImageDB, `--augment`): its data set's pipeline.
+PRESETS = dict({name: "cifar" for name in NAMES}, lenet="mnist",
+               **{name: "imagenet" for name in IMAGENET})
 
 
 def builder(name, num_classes=None, input_size=None):
-    """The ModelBuilder of a zoo net; num_classes defaults to its dataset's (10, or 1000), and
-    input_size (ImageNet nets only) to 224."""
+    """The ModelBuilder of a zoo net, with its input preset as ``preset``; num_classes defaults
+    to its dataset's (10, or 1000), and input_size (ImageNet nets only) to 224."""
+    m = _builder(name, num_classes, input_size)
+    m.preset = PRESETS[name]
+    return m
+
+
+def _builder(name, num_classes, input_size):
     if name not in NAMES:
         near = difflib.get_close_matches(name, NAMES, n=1)
         hint = f"; did you mean '{near[0]}'?" if near else ""

@@ -12,7 +12,7 @@ namespace crossbow {
 // return. glog reaches stderr only through here once InitLogging has run.
 class Console {
  public:
-  static Console& Get();  // stderr
+  static Console& Get();                   // stderr
   Console(std::FILE* out, bool terminal);  // for tests
 
   bool terminal() const { return terminal_; }

@@ -464,7 +464,8 @@ std::string Engine::Impl::DescribeWaits() {
         << "the training source (" << train_->Describe() << ")\n";
   }
   std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
-  if (!lock.owns_lock()) return out.str() + "the engine's lock is held: its counters cannot be read";
+  if (!lock.owns_lock())
+    return out.str() + "the engine's lock is held: its counters cannot be read";
   for (const auto& device : devices_) {
     out << "device " << device->global << ": " << device->synced << " iteration(s) synchronised, "
         << device->contributions << " of " << device->slots.size() << " contributions in\n";

@@ -15,9 +15,9 @@ struct sigaction g_previous_int, g_previous_term;
 // Only async-signal-safe calls here: write(2) and _exit(2).
 extern "C" void OnStopSignal(int signal) {
   if (g_received.exchange(signal) == 0) return;
-  const char* message =
-      signal == SIGINT ? "\ncrossbow: second SIGINT, exiting at once (no checkpoint)\n"
-                       : "\ncrossbow: second SIGTERM, exiting at once (no checkpoint)\n";
+  const char* message = signal == SIGINT
+                            ? "\ncrossbow: second SIGINT, exiting at once (no checkpoint)\n"
+                            : "\ncrossbow: second SIGTERM, exiting at once (no checkpoint)\n";
   if (write(STDERR_FILENO, message, std::strlen(message)) < 0) {
   }
   _exit(128 + signal);

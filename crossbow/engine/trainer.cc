@@ -161,8 +161,7 @@ class Trainer::Loop {
   int signal_ = 0;
   bool time_up_ = false, minutes_due_ = false;
   int64_t checkpoint_periods_ = 0;  // whole checkpoint_every_epochs intervals at the last one
-  Watchdog watchdog_{o_.stall_timeout_s, kSignalGraceS,
-                     [this] { return engine_.DescribeWaits(); }};
+  Watchdog watchdog_{o_.stall_timeout_s, kSignalGraceS, [this] { return engine_.DescribeWaits(); }};
   std::vector<std::map<std::string, Tensor>> received_;  // other ranks' learners (checkpoints)
 };
 

@@ -83,7 +83,8 @@ def _end_world(code):
 def _eval(args):
     from crossbow import trainer
     r = trainer.evaluate(args.net, args.checkpoint, args.test_db, batch_size=args.batch_size,
-                         num_classes=args.num_classes, workers=args.workers)
+                         num_classes=args.num_classes, workers=args.workers,
+                         input_size=args.input_size)
     print(f"test loss {r['loss']:.4f}, top-1 {r['top1'] * 100:.2f}%, top-5 {r['top5'] * 100:.2f}%")
     return 0
 
@@ -131,6 +132,7 @@ def _add_training(sub, names):
     ev.add_argument("--batch-size", type=int, default=100)
     ev.add_argument("--num-classes", type=int, default=None)
     ev.add_argument("--workers", type=int, default=2)
+    ev.add_argument("--input-size", type=int, default=None, help="ImageNet nets: input side")
     ev.set_defaults(run=_eval)
     pl = sub.add_parser("plot", help="plot metrics files: accuracy vs time/epochs, images/s")
     pl.add_argument("metrics", nargs="+", help="JSON-lines metrics files")

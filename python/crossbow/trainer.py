@@ -52,16 +52,16 @@ OPTIONS = {
     "skip_nan": (False, bool, "skip a batch whose loss, gradients or BN statistics are not "
                  "finite instead of stopping"),
     "workers": (2, int, "data loader threads per source"),
-    "augment": (True, bool, "random crop (with padding) and mirror on 3x32x32 training images"),
+    "augment": ("auto", str, "input preset: cifar, imagenet, mnist or none (see the guide), "
+                "or auto: the net's own"),
+    "input_size": (None, int, "ImageNet nets: input side in pixels, 64-224 (default 224)"),
+    "mean": ((), float, "per-channel mean in [0, 1] units, overriding the preset's"),
+    "std": ((), float, "per-channel standard deviation, overriding the preset's"),
     "num_classes": (None, int, "classes of the net's last layer (default: the net's dataset)"),
     "seed": (0, int, "seed of initialisation and data order"),
     "collective_timeout": (300.0, float, "MPI: seconds a rank waits for the others before it "
                            "gives up (longer than an evaluation of the test set)"),
 }
-
-# Per-channel statistics of the CIFAR-10 training set, in [0, 1] units.
-CIFAR_MEAN, CIFAR_STD = (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)
-
 
 def _flag(name):
     return f"{name} (--{name.replace('_', '-')})"
@@ -126,7 +126,7 @@ class Trainer:
         self.options = {name: spec[0] for name, spec in OPTIONS.items()}
         self.options.update(options)
         _check(self.options)
-        self.builder = _builder(net, self.options["num_classes"])
+        self.builder = _builder(net, self.options["num_classes"], self.options["input_size"])
         self._data_error = None
         try:
             _check_db("train_db", train_db)
@@ -175,7 +175,8 @@ class Trainer:
         return dict(self._native_trainer().fit())
 
 
-def evaluate(net, checkpoint, test_db, batch_size=100, num_classes=None, workers=2):
+def evaluate(net, checkpoint, test_db, batch_size=100, num_classes=None, workers=2,
+             input_size=None):
     """Loss, top-1 and top-5 of a checkpoint's average model on one epoch of test_db."""
     if os.path.isdir(checkpoint):
         checkpoint = os.path.join(checkpoint, "checkpoint.cbt")
@@ -184,8 +185,8 @@ def evaluate(net, checkpoint, test_db, batch_size=100, num_classes=None, workers
     _check_db("test_db", test_db)
     if not batch_size > 0:
         raise ValueError(f"batch_size must be > 0, got {batch_size}")
-    builder = _builder(net, num_classes)
-    options = dict(batch_size=batch_size, workers=workers, seed=0, augment=False)
+    builder = _builder(net, num_classes, input_size)
+    options = dict(batch_size=batch_size, workers=workers, seed=0)
     source = _source(test_db, builder, options, False)
     loss, top1, top5 = _native.load().evaluate_checkpoint(json.dumps(builder.to_spec()),
                                                           checkpoint, source)
@@ -202,12 +203,12 @@ def _source(db, builder, o, train):
         images, labels = db
         return _native.load().ArraySource(images, labels, o["batch_size"])
     from crossbow.data import ImageDB
-    cifar = tuple(builder.input_shape) == (3, 32, 32)
-    augment = train and o["augment"] and cifar
-    # rgb: the LMDB holds BGR (Caffe's order); the CIFAR statistics are RGB, as torchvision's.
-    return ImageDB(os.fspath(db), o["batch_size"], train=train, pad=4 if augment else 0,
-                   mirror=augment, rgb=True, mean=CIFAR_MEAN if cifar else None,
-                   std=CIFAR_STD if cifar else None, seed=o["seed"], workers=o["workers"],
+    preset = o.get("augment", "auto")
+    if preset == "auto":
+        preset = builder.preset or "none"
+    return ImageDB(os.fspath(db), o["batch_size"], train=train, preset=preset,
+                   input_size=builder.input_shape[-1], mean=o.get("mean") or None,
+                   std=o.get("std") or None, seed=o["seed"], workers=o["workers"],
                    num_classes=builder.num_classes).source
 
 
@@ -220,10 +221,10 @@ def spec_device(devices):
     return first if first.startswith("cuda") else "cpu"
 
 
-def _builder(net, num_classes):
+def _builder(net, num_classes, input_size=None):
     if isinstance(net, str):
         from crossbow import nets
-        return nets.builder(net, num_classes)
+        return nets.builder(net, num_classes, input_size)
     if hasattr(net, "to_spec"):
         return net
     raise TypeError(f"net must be a zoo net name or a ModelBuilder, got {type(net).__name__}")

@@ -18,7 +18,8 @@ void WriteRecords(const std::string& path) {
   std::vector<std::string> values;
   for (int i = 0; i < kRecords; ++i) {
     values.push_back(data::SerializeDatum(data::testing::RawDatum(
-        3, 8, 8, [i](int c, int y, int x) { return static_cast<int>(Pixel(i, c * 64 + y * 8 + x)); },
+        3, 8, 8,
+        [i](int c, int y, int x) { return static_cast<int>(Pixel(i, c * 64 + y * 8 + x)); },
         Label(i))));
   }
   data::testing::WriteDb(path, values);

@@ -117,3 +117,35 @@ def test_bad_paths_and_options_fail_clearly(tmp_path):
         ImageDB(db, batch_size=2, mean=[0.5, 0.5])
     with pytest.raises(ValueError, match="batch_size"):
         ImageDB(db, batch_size=0)
+
+
+def _jpeg(height, width, seed):
+    import io
+    from PIL import Image
+    pixels = np.random.default_rng(seed).integers(0, 256, (height, width, 3), dtype=np.uint8)
+    out = io.BytesIO()
+    Image.fromarray(pixels).save(out, format="JPEG")
+    return out.getvalue()
+
+
+def test_the_imagenet_preset_takes_records_of_any_size_and_drops_none(tmp_path):
+    sizes = [(160, 213), (213, 160), (160, 160), (300, 500), (90, 120), (64, 64)]
+    values = [datum(_jpeg(h, w, i), i % 3, encoded=True) for i, (h, w) in enumerate(sizes)]
+    db = write_db(tmp_path / "db", values)
+    for train in (True, False):
+        data = ImageDB(db, batch_size=4, train=train, preset="imagenet", input_size=48,
+                       num_classes=3)
+        batches = list(data)
+        assert data.shape == (3, 48, 48)
+        assert sum(len(labels) for _, labels in batches) == len(sizes)
+        assert data.corrupt_records == 0
+
+
+def test_a_preset_that_does_not_fit_the_data_is_refused_before_any_batch(tmp_path):
+    db = write_db(tmp_path / "db", [datum(_jpeg(160, 213, 0), 0, encoded=True)])
+    with pytest.raises(ValueError, match=r"160x213; preset 'cifar' takes 32x32 .* imagenet"):
+        ImageDB(db, batch_size=1, preset="cifar", input_size=32)
+    with pytest.raises(ValueError, match="unknown input preset 'cifra'; did you mean 'cifar'"):
+        ImageDB(db, batch_size=1, preset="cifra", input_size=32)
+    with pytest.raises(ValueError, match="preset 'imagenet' sets the transform; crop"):
+        ImageDB(db, batch_size=1, preset="imagenet", input_size=32, crop=24)
