@@ -6,6 +6,7 @@
 
 #include "crossbow/core/autodiff.h"
 #include "crossbow/core/serialize.h"
+#include "crossbow/core/top_k.h"
 #include "crossbow/engine/sma.h"
 
 namespace crossbow {
@@ -232,10 +233,8 @@ EvalResult Learner::Evaluate(const float* images, const Shape& shape, const int3
   const int64_t n = prob.dim(0), classes = prob.dim(1);
   for (int64_t i = 0; i < n; ++i) {
     const float* row = prob.data<float>() + i * classes;
-    const float truth = row[labels[i]];
-    const int64_t higher = std::count_if(row, row + classes, [&](float p) { return p > truth; });
-    result.top1 += higher < 1;
-    result.top5 += higher < 5;
+    result.top1 += IsTopKHit(row, classes, labels[i], 1);
+    result.top5 += IsTopKHit(row, classes, labels[i], 5);
   }
   result.top1 /= n;
   result.top5 /= n;
