@@ -141,7 +141,7 @@ Learner::TrainPlan& Learner::TrainPlanFor(int64_t batch) {
   if (!plan.net) {
     std::set<std::string> keep(spec_.accuracy.begin(), spec_.accuracy.end());
     keep.insert({spec_.loss, spec_.output});
-    plan.net = std::make_unique<Net>(train_def_, &root_, context_.get(), keep);
+    plan.net = std::make_unique<Net>(train_def_, &root_, context_.get(), keep, spec_.plan_memory);
     if (!spec_.cuda_graphs) plan.net->DisableCapture();
     plan.update_begin = update_begin_;
   }
@@ -156,7 +156,7 @@ Net& Learner::InferencePlanFor(int64_t batch, bool with_loss) {
     if (with_loss) keep.insert(spec_.loss);
     NetDef def = Prune(InferenceNet(spec_.net, with_loss), keep);
     def.name = spec_.name + "_inference";
-    net = std::make_unique<Net>(def, &root_, context_.get(), keep);
+    net = std::make_unique<Net>(def, &root_, context_.get(), keep, spec_.plan_memory);
     if (!spec_.cuda_graphs) net->DisableCapture();
   }
   return *net;
