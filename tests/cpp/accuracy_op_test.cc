@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "operators/dnnl_utils.h"
+#include "tests/cpp/expect_error.h"
 #include "tests/cpp/op_test_util.h"
 
 namespace crossbow::testing {
@@ -108,11 +109,11 @@ TEST(Accuracy, BadInputsThrow) {
   OpHarness h;
   h.Feed("scores", {2, 3});
   h.FeedInt("label", {2}, {0, 3});
-  EXPECT_THROW(RunAccuracy(h, 1), ValueError);
+  EXPECT_ERROR(RunAccuracy(h, 1), ValueError, "Accuracy: input 1 'label' row 1 holds class 3");
   h.FeedInt("label", {2}, {0, 2});
-  EXPECT_THROW(RunAccuracy(h, 0), ValueError);
+  EXPECT_ERROR(RunAccuracy(h, 0), ValueError, "Accuracy: argument 'top_k' must be at least 1");
   h.FeedInt("label", {3}, {0, 1, 2});
-  EXPECT_THROW(RunAccuracy(h, 1), ValueError);
+  EXPECT_ERROR(RunAccuracy(h, 1), ValueError, "Accuracy: input 1 'label' has shape [3]");
 }
 
 }  // namespace

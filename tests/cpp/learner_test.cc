@@ -6,6 +6,8 @@
 #include <cmath>
 #include <random>
 
+#include "tests/cpp/expect_error.h"
+
 namespace crossbow {
 namespace {
 
@@ -172,7 +174,8 @@ TEST(Learner, LoadRejectsAModelOfAnotherShape) {
   wider.init_net.ops[5] = MakeFiller("XavierFill", "fw", {5, 16});
   wider.init_net.ops[6] = MakeFiller("ConstantFill", "fb", {5});
   Learner c(wider);
-  EXPECT_THROW(c.Load(path), ValueError);
+  EXPECT_ERROR(c.Load(path), ValueError,
+               "blob 'fw' in '" + path + "' has shape [4, 16], model 'small' expects [5, 16]");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "operators/dnnl_utils.h"
+#include "tests/cpp/expect_error.h"
 #include "tests/cpp/op_test_util.h"
 
 namespace crossbow::testing {
@@ -178,7 +179,8 @@ TEST(SoftmaxWithLoss, LabelOutOfRangeNamesOpRowAndValue) {
     EXPECT_NE(what.find("class 5"), std::string::npos) << what;
   }
   h.FeedInt("label", {3}, {0, -1, 1});
-  EXPECT_THROW(h.Run(op), ValueError);
+  EXPECT_ERROR(h.Run(op), ValueError,
+               "SoftmaxWithLoss 'xent': input 1 'label' row 1 holds class -1");
 }
 
 TEST(SoftmaxWithLoss, BadInputsThrow) {
@@ -190,11 +192,13 @@ TEST(SoftmaxWithLoss, BadInputsThrow) {
   h.FeedInt("label", {3}, {0, 1, 2});
   for (const auto& [x, label] : std::vector<std::pair<std::string, std::string>>{
            {"X", "float_label"}, {"X", "short_label"}, {"X3", "label"}}) {
-    EXPECT_THROW(h.Run(MakeOperator("SoftmaxWithLoss", {x, label}, {"prob", "loss"})), ValueError)
-        << x << ", " << label;
+    SCOPED_TRACE(x + ", " + label);
+    EXPECT_ERROR(h.Run(MakeOperator("SoftmaxWithLoss", {x, label}, {"prob", "loss"})), ValueError,
+                 "'" + (x == "X3" ? x : label) + "'");
   }
   h.Feed("Y", {3, 4});
-  EXPECT_THROW(h.Run(MakeOperator("SoftmaxGradient", {"X", "Y"}, {"dX"})), ValueError);
+  EXPECT_ERROR(h.Run(MakeOperator("SoftmaxGradient", {"X", "Y"}, {"dX"})), ValueError,
+               "SoftmaxGradient: input 1 'Y' has shape [3, 4]");
 }
 
 TEST(SoftmaxWithLoss, ShapeInference) {
@@ -204,14 +208,17 @@ TEST(SoftmaxWithLoss, ShapeInference) {
   auto out = schema->InferShapes(op, {{{8, 10}}, {{8}, DataType::kInt32}});
   EXPECT_EQ(out[0].dims, (Shape{8, 10}));
   EXPECT_EQ(out[1].dims, Shape{});
-  EXPECT_THROW(schema->InferShapes(op, {{{8, 10}}, {{8}, DataType::kFloat32}}), ValueError);
-  EXPECT_THROW(schema->InferShapes(op, {{{8, 10}}, {{4}, DataType::kInt32}}), ValueError);
+  EXPECT_ERROR(schema->InferShapes(op, {{{8, 10}}, {{8}, DataType::kFloat32}}), ValueError,
+               "SoftmaxWithLoss: input 1 'label' must hold int32");
+  EXPECT_ERROR(schema->InferShapes(op, {{{8, 10}}, {{4}, DataType::kInt32}}), ValueError,
+               "SoftmaxWithLoss: input 1 'label' has shape [4]");
 }
 
 TEST(SoftmaxWithLoss, GradientThroughProbIsRefused) {
   const OperatorDef op = MakeOperator("SoftmaxWithLoss", {"X", "label"}, {"prob", "loss"});
   GradientHelper helper(op, {"prob_grad", "loss_grad"}, {"X_grad", ""});
-  EXPECT_THROW((*GradientRegistry::Find("SoftmaxWithLoss"))(helper), ValueError);
+  EXPECT_ERROR((*GradientRegistry::Find("SoftmaxWithLoss"))(helper), ValueError,
+               "SoftmaxWithLoss: no gradient flows back through output 0 'prob'");
 }
 
 }  // namespace
