@@ -162,7 +162,7 @@ TrainResult Trainer::Loop::Run() {
   }
   segment_start_ = Clock::now();
   // The trial iterations train the model, so they count as training time and images.
-  if (o_.autotune && !t_.resume_from_) Autotune();
+  if (o_.autotune && !result_.resumed) Autotune();  // a resume keeps the checkpoint's count
   window_start_s_ = Elapsed();
   int64_t epochs_done = info_.images / epoch_size_;
   for (;;) {
