@@ -85,3 +85,11 @@ def test_crossbow_train_end_to_end(tmp_path, capsys):
     assert [r["epoch"] for r in tested] == [1.0, 2.0]
     assert float(out[2].split()[2].rstrip("%")) == pytest.approx(100 * tested[-1]["accuracy"],
                                                                 abs=0.01)
+
+
+def test_device_groups_each_train_their_own_learners(tmp_path):
+    one, _ = run(tmp_path, "one", iterations=8)
+    two, records = run(tmp_path, "two", devices="cpu:0,cpu:1", iterations=8)
+    assert one["epochs"] == pytest.approx(8 * 16 / 256)
+    assert two["epochs"] == pytest.approx(2 * 8 * 16 / 256)  # two devices, a batch each
+    assert len(records[-1]["distance_to_z"]) == 2
