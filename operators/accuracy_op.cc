@@ -1,5 +1,6 @@
 #include "operators/accuracy_op.h"
 
+#include "crossbow/core/top_k.h"
 #include "operators/softmax_loss_op.h"
 
 namespace crossbow {
@@ -25,11 +26,7 @@ void AccuracyOp::Run() {
   const float* s = scores.data<float>();
   int64_t hits = 0;
   for (int64_t r = 0; r < n; ++r) {
-    const float* row = s + r * c;
-    const float target = row[labels[r]];
-    int64_t higher = 0;
-    for (int64_t j = 0; j < c; ++j) higher += static_cast<int64_t>(row[j] > target);
-    hits += static_cast<int64_t>(higher < top_k_);
+    hits += static_cast<int64_t>(IsTopKHit(s + r * c, c, labels[r], top_k_));
   }
   Tensor* accuracy = Output(0);
   accuracy->Resize({});
@@ -45,8 +42,9 @@ OPERATOR_SCHEMA(Accuracy)
       return std::vector<TensorShape>{{Shape{}}};
     })
     .Doc(
-        "Top-k accuracy: the fraction of rows whose label has fewer than top_k classes "
-        "scoring strictly higher.")
+        "Top-k accuracy: the fraction of rows whose label has fewer than top_k other classes "
+        "scoring at least as high (ties count against the label); a row with a NaN score is "
+        "a miss.")
     .Input(0, "scores", "probabilities or logits [N, C], any layout")
     .Input(1, "label", "int32 [N], class indices in [0, C)")
     .Output(0, "accuracy", "scalar in [0, 1]")

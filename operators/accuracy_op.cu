@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "crossbow/core/top_k.h"
 #include "operators/accuracy_op_cuda.h"
 #include "operators/cuda_launch.cuh"
 
@@ -21,11 +22,7 @@ __global__ void TopKAccuracyKernel(const float* scores, const int32_t* labels, i
       bad_label = 1;
       continue;
     }
-    const float* row = scores + r * c;
-    const float target = row[label];
-    int64_t higher = 0;
-    for (int64_t j = 0; j < c; ++j) higher += row[j] > target ? 1 : 0;
-    mine += higher < top_k ? 1 : 0;
+    mine += IsTopKHit(scores + r * c, c, label, top_k) ? 1 : 0;
   }
   hits[threadIdx.x] = mine;
   __syncthreads();

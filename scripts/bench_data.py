@@ -8,7 +8,9 @@ pad 4 / crop 32 / mirror / normalise; Imagenette-160 train from an encoded LMDB 
 random-resized crops with mirror / normalise. Crossbow runs `workers` decode threads; the peer
 (/usr/bin/python3 with torch, in its own process, OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset)
 runs a DataLoader with `num_workers=workers` over the JPEG folders (an ImageFolder), and for the
-raw case over the pixels held in memory as torchvision's CIFAR10 dataset does. LMDBs and
+raw case over the pixels held in memory as torchvision's CIFAR10 dataset does; its main process
+runs one intra-op thread (checked). Both sides skip their first batch and time the same number
+of images, and report images/s per worker. LMDBs and
 extracted folders are cached under --scratch.
 """
 import argparse
@@ -65,7 +67,8 @@ start, seen = time.perf_counter(), 0
 while seen < spec["images"]:
     x, y = next(it)
     seen += len(y)
-print(json.dumps({"images": seen, "seconds": time.perf_counter() - start}))
+print(json.dumps({"images": seen, "seconds": time.perf_counter() - start,
+                  "threads": torch.get_num_threads()}))
 """
 
 
@@ -118,6 +121,7 @@ def peer_run(kind, folder, images, batch, workers):
     out = subprocess.run(["/usr/bin/python3", "-c", PEER, json.dumps(spec)], env=env,
                          capture_output=True, text=True, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["threads"] == 1, f"the peer ran {result['threads']} intra-op threads, not 1"
     return result["images"] / result["seconds"]
 
 

@@ -67,7 +67,7 @@ def torch_worker(batch, iters, threads):
         t = time.perf_counter()
         step()
         times.append(time.perf_counter() - t)
-    return {"times": times}
+    return {"times": times, "threads": torch.get_num_threads()}
 
 
 def run_worker(kind, batch, threads, peer_python):
@@ -108,10 +108,14 @@ def main():
                 results[b][kind].append(statistics.median(res["times"]))
                 if kind == "crossbow":
                     results[b]["memory"] = (res["planned_bytes"], res["unplanned_bytes"])
+                elif res["threads"] != args.threads:
+                    raise RuntimeError(f"the peer runs {res['threads']} threads, not "
+                                       f"{args.threads}")
             print(f"round {r + 1}/{args.rounds} batch {b}: crossbow {results[b]['crossbow'][-1] * 1e3:.1f} ms, "
                   f"pytorch {results[b]['torch'][-1] * 1e3:.1f} ms", file=sys.stderr)
 
-    print(f"\nResNet-32, forward+backward+update per iteration, {args.threads} thread(s), "
+    print(f"\nResNet-32, forward+backward+update per iteration, {args.threads} thread(s) each "
+          f"(the peer's torch.get_num_threads() checked), "
           f"{args.rounds} interleaved rounds (median, min-max)")
     print(f"{'batch':>5} | {'crossbow ms':>22} | {'pytorch ms':>22} | {'img/s cb':>8} | {'img/s pt':>8} | ratio | act. memory planned/unplanned")
     lines = []

@@ -5,10 +5,13 @@ peer of crossbow_bench in scripts/gpu_check.sh. Needs torch only.
 The peer runs with PyTorch's defaults, said in its output: eager mode, float32, TF32 as torch
 sets it (cuDNN convolutions may use TF32 unless --tf32 off), cudnn.benchmark on; synthetic data
 already on the device; SGD with momentum 0.9 and weight decay 1e-4. Each batch size: warm-up
-iterations, then as many as fit in --seconds, timed to the GPU's completion. Prints one JSON
-line per batch size and writes {"meta", "results"} to --output.
+iterations, then as many as fit in --seconds, timed to the GPU's completion; --rounds rounds
+over all the batch sizes (3), and each batch size's images/s is the median of its rounds, as
+gpu_check.sh reports Crossbow's. Prints one JSON line per batch size and writes
+{"meta", "results"} to --output.
 
-    python3 scripts/bench_torch_gpu.py [--batches 16 32 64 512] [--seconds 3] [--output FILE]
+    python3 scripts/bench_torch_gpu.py [--batches 16 32 64 512] [--seconds 3] [--rounds 3]
+                                       [--output FILE]
 """
 import argparse
 import json
@@ -54,6 +57,20 @@ def measure(batch, args, device):
             "max_memory_bytes": torch.cuda.max_memory_allocated(device) if cuda else None}
 
 
+def summarise(rounds):
+    """A batch size's rounds as one result: the median round's, with the rates of all."""
+    errors = [r for r in rounds if "error" in r]
+    if errors:
+        return errors[0]
+    ordered = sorted(rounds, key=lambda r: r["images_per_s"])
+    result = dict(ordered[len(ordered) // 2])
+    if len(ordered) % 2 == 0:
+        result["images_per_s"] = (ordered[len(ordered) // 2 - 1]["images_per_s"]
+                                  + ordered[len(ordered) // 2]["images_per_s"]) / 2
+    result["rounds"] = [r["images_per_s"] for r in rounds]
+    return result
+
+
 def meta(device):
     import torch
     info = {"torch": torch.__version__, "device": str(device), "eager": True,
@@ -71,6 +88,7 @@ def main():
     p.add_argument("--batches", type=int, nargs="+", default=[16, 32, 64, 512])
     p.add_argument("--seconds", type=float, default=3.0)
     p.add_argument("--warmup", type=int, default=10, help="iterations before timing")
+    p.add_argument("--rounds", type=int, default=3, help="rounds over the batch sizes")
     p.add_argument("--depth", type=int, default=32)
     p.add_argument("--device", default="cuda", help="cuda, cuda:N (or cpu, to try the script)")
     p.add_argument("--tf32", choices=["default", "off"], default="default",
@@ -83,17 +101,21 @@ def main():
     if args.tf32 == "off":
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
-    results = []
-    for batch in args.batches:
-        if device.type == "cuda" and not torch.cuda.is_available():
-            result = {"bench": "torch", "batch_size": batch, "error": "torch sees no CUDA device"}
-        else:
-            try:
-                result = measure(batch, args, device)
-            except Exception as e:  # one batch size failing (out of memory) leaves the others
+    rounds = {batch: [] for batch in args.batches}
+    for _ in range(args.rounds):
+        for batch in args.batches:
+            if device.type == "cuda" and not torch.cuda.is_available():
                 result = {"bench": "torch", "batch_size": batch,
-                          "error": f"{type(e).__name__}: {e}"}
-        results.append(result)
+                          "error": "torch sees no CUDA device"}
+            else:
+                try:
+                    result = measure(batch, args, device)
+                except Exception as e:  # one batch size failing (out of memory) leaves the others
+                    result = {"bench": "torch", "batch_size": batch,
+                              "error": f"{type(e).__name__}: {e}"}
+            rounds[batch].append(result)
+    results = [summarise(rounds[batch]) for batch in args.batches]
+    for result in results:
         print(json.dumps(result), flush=True)
     if args.output:
         with open(args.output, "w") as f:

@@ -1,29 +1,45 @@
 #!/usr/bin/env python3
 """Training benchmarks of issue 4, against PyTorch on the same machine in the same run.
 
-  hardware    ResNet-32 images/s on the CIFAR-10 LMDB at batch 16 with auto-tuned learners
-              (SMA), against PyTorch in one process using all cores at batch 16 and 32;
-              interleaved rounds, medians reported.
+  hardware    ResNet-32 images/s on CIFAR-10 at batch 16 with auto-tuned learners (SMA),
+              against PyTorch in one process using all cores at batch 16 and 32; interleaved
+              rounds, medians of the rounds reported.
   statistical time to 80% test accuracy on the full CIFAR-10: ResNet-20 with SMA at batch 16
               (lr 0.025, divided by 10 after epoch 4) against PyTorch S-SGD (batch 128, lr 0.1
               divided by 10 after epoch 8), momentum 0.9, weight decay 1e-4: the recipes of
-              ../shared/REFERENCE.md. About half an hour on this machine.
+              ../shared/REFERENCE.md. About half an hour on this machine. Each run starts
+              from a fresh checkpoint folder unless --resume is given.
   compare     SMA, S-SGD and SGD side by side: ResNet-20 at batch 16 on the full CIFAR-10 for
               the same training time each (2, 2 and 1 learners), test accuracy every half
-              epoch; one PNG
-              (docs/sync_comparison.png by default).
+              epoch; one PNG (docs/sync_comparison.png by default).
 
-The PyTorch peer runs under /usr/bin/python3 (python3-torch) with OPENBLAS_CORETYPE and
-OPENBLAS_L2_SIZE unset; it reads the same JPEGs (torchvision ImageFolder) as Crossbow's LMDB
-was made from. LMDBs are made once with `crossbow convert imageset --by_folder`.
+Both sides alike:
+  input       decoded pixels, augmented on the fly (pad 4, random crop 32, mirror, normalise)
+              by --workers loader workers: Crossbow reads a raw-pixel LMDB (made once with
+              `crossbow convert imageset --by_folder` from the JPEGs of ../shared/data) with
+              that many decode threads; the peer holds the same images, decoded once, in memory
+              and augments them in a DataLoader with num_workers=--workers.
+  threads     the peer runs torch.set_num_threads(--threads) (all cores by default) and prints
+              what it got; Crossbow's learners run one thread each on the same cores.
+  measurement both sides log (time, images) through the run, and one function turns each log
+              into two figures: "steady", the median rate of --window-second windows over the
+              second half of the measured phase (Crossbow: its metrics records, which begin
+              when autotuning is over; PyTorch: after its first batch), and "overall", images
+              over the whole run (Crossbow: the trainer's images/s, autotuning trials
+              included; PyTorch: its first batch included). The autotuner's decisions are
+              reported on their own.
+
+The PyTorch peer runs under --peer-python (/usr/bin/python3, python3-torch) with
+OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset.
 
   python3 scripts/bench_train.py hardware --work /tmp/bench --rounds 3 --seconds 60
-  python3 scripts/bench_train.py statistical --work /tmp/bench
+  python3 scripts/bench_train.py statistical --work /tmp/bench [--resume]
   python3 scripts/bench_train.py compare --work /tmp/bench --seconds 240
 """
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -33,47 +49,86 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CIFAR_TAR = os.path.join(ROOT, "..", "shared", "data", "cifar10-jpg.tar.gz")
 
 PEER = r'''
-import json, sys, time
-import torch, torch.nn as nn, torch.nn.functional as F
-import torchvision, torchvision.transforms as T
-mode, folder, batch, seconds, target = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
-torch.set_num_threads(torch.get_num_threads())
-
+import json, os, sys, time
+import numpy as np
+import torch, torch.nn.functional as F
+import torchvision
+spec = json.loads(sys.argv[1])
+torch.set_num_threads(spec["threads"])
 from torch_resnet import cifar_resnet as resnet
 
-norm = T.Normalize((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616))
-train = torchvision.datasets.ImageFolder(folder + "/train", T.Compose([T.RandomCrop(32, 4), T.RandomHorizontalFlip(), T.ToTensor(), norm]))
-loader = torch.utils.data.DataLoader(train, batch, shuffle=True, drop_last=True, num_workers=2, persistent_workers=True)
+def pixels(split):
+    """The split's images decoded once into uint8 NCHW (cached beside the JPEGs) and labels."""
+    cache = os.path.join(spec["work"], f"torch_{split}_pixels.npz")
+    if not os.path.exists(cache):
+        folder = torchvision.datasets.ImageFolder(os.path.join(spec["folder"], split))
+        x = np.stack([np.asarray(folder.loader(p).convert("RGB")) for p, _ in folder.samples])
+        np.savez(cache, x=x.transpose(0, 3, 1, 2), y=np.array(folder.targets, np.int64))
+    d = np.load(cache)
+    return torch.from_numpy(d["x"]), torch.from_numpy(d["y"])
+
+MEAN = torch.tensor([0.4914, 0.4822, 0.4465]).view(3, 1, 1)
+STD = torch.tensor([0.2470, 0.2435, 0.2616]).view(3, 1, 1)
+
+class Augmented(torch.utils.data.Dataset):
+    """Pad 4, random 32x32 crop, mirror, normalise: on decoded pixels, as Crossbow's loader."""
+    def __init__(self, x, y, train):
+        self.x, self.y, self.train = x, y, train
+    def __len__(self):
+        return len(self.y)
+    def __getitem__(self, i):
+        img = self.x[i]
+        if self.train:
+            img = F.pad(img, (4, 4, 4, 4))
+            r, c = np.random.randint(0, 9, 2)
+            img = img[:, r:r + 32, c:c + 32]
+            if np.random.rand() < 0.5:
+                img = img.flip(2)
+        return (img.float() / 255 - MEAN) / STD, self.y[i]
+
+def hits(logits, y):
+    """Crossbow's scoring rule (core/top_k.h): a tie or a NaN in the row is a miss."""
+    target = logits.gather(1, y[:, None])
+    others = (logits >= target).sum(1) - 1
+    return int(((others < 1) & ~torch.isnan(logits).any(1)).sum())
+
+mode, batch = spec["mode"], spec["batch"]
+loader = torch.utils.data.DataLoader(Augmented(*pixels("train"), True), batch, shuffle=True,
+                                     drop_last=True, num_workers=spec["workers"],
+                                     persistent_workers=spec["workers"] > 0)
+print(json.dumps({"threads": torch.get_num_threads(), "workers": spec["workers"]}), flush=True)
 model = resnet(32 if mode == "hardware" else 20)
 opt = torch.optim.SGD(model.parameters(), 0.1, momentum=0.9, weight_decay=1e-4)
 if mode == "hardware":
-    images, start = 0, None
+    log, images, start = [], 0, time.perf_counter()
     while True:
         for x, y in loader:
             loss = F.cross_entropy(model(x), y); opt.zero_grad(); loss.backward(); opt.step()
-            if start is None: start = time.perf_counter(); continue  # first batch: warm-up
             images += len(y)
-            if time.perf_counter() - start >= seconds:
-                print(json.dumps({"images_per_s": images / (time.perf_counter() - start)})); sys.exit(0)
-test = torch.utils.data.DataLoader(torchvision.datasets.ImageFolder(folder + "/test", T.Compose([T.ToTensor(), norm])), 500)
+            log.append((time.perf_counter() - start, images))
+            if log[-1][0] >= spec["seconds"]:
+                print(json.dumps({"log": log})); sys.exit(0)
+test_x, test_y = pixels("test")
+test = torch.utils.data.DataLoader(Augmented(test_x, test_y, False), 500)
 sched = torch.optim.lr_scheduler.MultiStepLR(opt, [8])
 elapsed, epoch = 0.0, 0
-while elapsed < seconds and epoch < 20:
+while elapsed < spec["seconds"] and epoch < 20:
     model.train(); start = time.perf_counter()
     for x, y in loader:
         loss = F.cross_entropy(model(x), y); opt.zero_grad(); loss.backward(); opt.step()
     elapsed += time.perf_counter() - start; sched.step(); epoch += 1
-    model.eval(); hits = n = 0
+    model.eval(); correct = n = 0
     with torch.no_grad():
-        for x, y in test: hits += (model(x).argmax(1) == y).sum().item(); n += len(y)
-    print(json.dumps({"epoch": epoch, "time": elapsed, "accuracy": hits / n}), flush=True)
-    if hits / n >= target:
+        for x, y in test: correct += hits(model(x), y); n += len(y)
+    print(json.dumps({"epoch": epoch, "time": elapsed, "accuracy": correct / n}), flush=True)
+    if correct / n >= spec["target"]:
         break
 '''
 
 
 def prepare(work):
-    """JPEG folders from the shared tarball, and Crossbow LMDBs made from them (once)."""
+    """JPEG folders from the shared tarball, and raw-pixel Crossbow LMDBs made from them
+    (once)."""
     folder = os.path.join(work, "cifar10-jpg")
     if not os.path.isdir(folder):
         with tarfile.open(CIFAR_TAR) as tar:
@@ -86,59 +141,111 @@ def prepare(work):
     for split in ("train", "test"):
         dbs[split] = os.path.join(work, f"cifar10_{split}_lmdb")
         if not os.path.isdir(dbs[split]):
-            convert.image_folders(os.path.join(folder, split) + "/", dbs[split])
+            convert.image_folders(os.path.join(folder, split) + "/", dbs[split], encoded=False)
     return folder, dbs
 
 
-def peer(mode, folder, batch, seconds, target=0.8):
+def peer(args, mode, folder, batch, seconds, target=0.8):
+    """The peer's JSON lines; the first says its threads and workers."""
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
     env["PYTHONPATH"] = os.path.join(ROOT, "scripts")  # torch_resnet
-    out = subprocess.run(["/usr/bin/python3", "-c", PEER, mode, folder, str(batch), str(seconds),
-                          str(target)], env=env, check=True, capture_output=True, text=True)
-    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    spec = dict(mode=mode, folder=folder, work=args.work, batch=batch, seconds=seconds,
+                target=target, threads=args.threads, workers=args.workers)
+    out = subprocess.run([args.peer_python, "-c", PEER, json.dumps(spec)], env=env,
+                         check=True, capture_output=True, text=True)
+    lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    print(json.dumps({"peer": mode, "batch": batch, **lines[0]}), flush=True)
+    return lines[1:]
 
 
-def crossbow_rate(dbs, seconds, metrics):
-    import crossbow
-    result = crossbow.Trainer(net="resnet32", train_db=dbs["train"], batch_size=16,
-                              learners="auto", sync="sma", time_limit=seconds, lr=0.1,
-                              metrics=metrics, log_every=10, progress=False).fit()
+def rates(log, measured_from, window_s):
+    """The one measurement rule of both sides. `log`: (seconds, cumulative images) points from
+    the start of the run; `measured_from`: the index of the first point of the measured phase.
+    Returns (steady, overall): the median rate of window_s-second windows over the second half
+    of the measured phase, and images / seconds over the whole run."""
+    t_end, n_end = log[-1]
+    overall = n_end / t_end
+    t0 = log[measured_from][0]
+    half = t0 + (t_end - t0) / 2
+    points = [p for p in log[measured_from:] if p[0] >= half]
+    if len(points) < 2:  # too short a run for halves: the whole measured phase
+        points = log[measured_from:]
+    if len(points) < 2:
+        return overall, overall
+    windows, begin = [], points[0]
+    for p in points[1:]:
+        if p[0] - begin[0] >= window_s:
+            windows.append((p[1] - begin[1]) / (p[0] - begin[0]))
+            begin = p
+    steady = statistics.median(windows) if windows else (
+        (points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0]))
+    return steady, overall
+
+
+def crossbow_log(metrics, batch):
+    """(seconds, images since the first record) from a metrics file. Its records begin after
+    autotuning, so the whole log is the measured phase; images count batch x learners."""
     with open(metrics) as f:
         records = [json.loads(line) for line in f]
-    k = result["learners_per_device"]
-    steady = [r["images_per_s"] for r in records if r["learners_per_device"] == k]
-    return statistics.median(steady[len(steady) // 2:] or steady), k
+    log, images = [], 0
+    for before, r in zip([None] + records, records):
+        if before is not None:
+            images += (r["iteration"] - before["iteration"]) * batch * r["learners_per_device"]
+        log.append((r["time"], images))
+    return log
 
 
 def hardware(args, folder, dbs):
-    rows = {"crossbow_b16": [], "torch_b16": [], "torch_b32": []}
-    learners = None
+    import crossbow
+    rows = {name: {"steady": [], "overall": []} for name in ("crossbow_b16", "torch_b16",
+                                                             "torch_b32")}
     for r in range(args.rounds):
-        rate, learners = crossbow_rate(dbs, args.seconds, os.path.join(args.work, f"hw{r}.jsonl"))
-        rows["crossbow_b16"].append(rate)
-        for b in (16, 32):
-            rows[f"torch_b{b}"].append(peer("hardware", folder, b, args.seconds)[-1]["images_per_s"])
-        print(json.dumps({"round": r, **{k: v[-1] for k, v in rows.items()}}), flush=True)
-    med = {k: statistics.median(v) for k, v in rows.items()}
-    print(f"ResNet-32, CIFAR-10, medians of {args.rounds} interleaved rounds of {args.seconds} s")
-    print(f"  Crossbow SMA batch 16, {learners} learners: {med['crossbow_b16']:8.1f} images/s")
+        metrics = os.path.join(args.work, f"hw{r}.jsonl")
+        result = crossbow.Trainer(net="resnet32", train_db=dbs["train"], batch_size=16,
+                                  learners="auto", sync="sma", time_limit=args.seconds, lr=0.1,
+                                  workers=args.workers, metrics=metrics, log_every=10,
+                                  progress=False).fit()
+        print(json.dumps({"round": r, "autotune": result["autotune"],
+                          "learners": result["learners_per_device"]}), flush=True)
+        # Overall: the trainer's images over its elapsed time, the autotuner's trials in both.
+        ours = rates(crossbow_log(metrics, 16), 0, args.window)[0], result["images_per_s"]
+        for name, (steady, overall) in [("crossbow_b16", ours)] + [
+                (f"torch_b{b}", rates(peer(args, "hardware", folder, b, args.seconds)[-1]["log"],
+                                      0, args.window)) for b in (16, 32)]:
+            rows[name]["steady"].append(steady)
+            rows[name]["overall"].append(overall)
+        print(json.dumps({"round": r, **{k: {s: v[s][-1] for s in v} for k, v in rows.items()}}),
+              flush=True)
+    med = {k: {s: statistics.median(v[s]) for s in v} for k, v in rows.items()}
+    print(f"ResNet-32, CIFAR-10, medians of {args.rounds} interleaved rounds of {args.seconds} s;"
+          f" steady: median of {args.window} s windows over the second half of the measured "
+          "phase; overall: the whole run (Crossbow's autotuning included)")
+    cb = med["crossbow_b16"]
+    print(f"  Crossbow SMA batch 16, {result['learners_per_device']} learners: steady "
+          f"{cb['steady']:8.1f}, overall {cb['overall']:8.1f} images/s")
     for b in (16, 32):
-        print(f"  PyTorch batch {b}:                  {med[f'torch_b{b}']:8.1f} images/s "
-              f"(Crossbow is {med['crossbow_b16'] / med[f'torch_b{b}']:.2f}x)")
+        pt = med[f"torch_b{b}"]
+        print(f"  PyTorch batch {b} ({args.threads} threads): steady {pt['steady']:8.1f}, "
+              f"overall {pt['overall']:8.1f} images/s (Crossbow is "
+              f"{cb['steady'] / pt['steady']:.2f}x steady, {cb['overall'] / pt['overall']:.2f}x "
+              "overall)")
 
 
 def statistical(args, folder, dbs):
     import crossbow
     metrics = os.path.join(args.work, "tta_crossbow.jsonl")
+    checkpoints = os.path.join(args.work, "tta_ckpt")
+    if not args.resume and os.path.exists(checkpoints):
+        shutil.rmtree(checkpoints)  # a rerun must not report the time of an earlier run
     result = crossbow.Trainer(net="resnet20", train_db=dbs["train"], test_db=dbs["test"],
                               batch_size=16, learners="auto", sync="sma", epochs=20, lr=0.025,
                               lr_policy="multistep", steps=[4], weight_decay=1e-4,
-                              target_accuracy=0.8, metrics=metrics,
-                              checkpoint_dir=os.path.join(args.work, "tta_ckpt"),
-                              resume=True).fit()
+                              target_accuracy=0.8, metrics=metrics, workers=args.workers,
+                              checkpoint_dir=checkpoints, resume=args.resume).fit()
     print(json.dumps({"crossbow_time_to_80": result["time_to_accuracy_s"],
-                      "learners": result["learners_per_device"]}), flush=True)
-    torch_log = peer("statistical", folder, 128, 1e9)
+                      "learners": result["learners_per_device"],
+                      "resumed": result["resumed"]}), flush=True)
+    torch_log = peer(args, "statistical", folder, 128, 1e9)
     reached = [r for r in torch_log if r["accuracy"] >= 0.8]
     print(json.dumps({"torch_time_to_80": reached[0]["time"] if reached else None}))
 
@@ -158,7 +265,7 @@ def compare(args, folder, dbs):
                                   batch_size=16, learners=learners, sync=sync, lr=lr,
                                   weight_decay=1e-4, time_limit=args.seconds,
                                   eval_every=25000 // (16 * learners), metrics=metrics,
-                                  progress=False).fit()
+                                  workers=args.workers, progress=False).fit()
         label = f"{sync.upper()} b16, {result['learners_per_device']} learner(s), lr {lr}"
         paths.append(metrics)
         labels.append(label)
@@ -176,6 +283,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "sync_comparison.png"))
+    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="the peer's threads")
+    ap.add_argument("--peer-python", default="/usr/bin/python3", help="a Python with torch")
+    ap.add_argument("--workers", type=int, default=2, help="loader workers, both sides")
+    ap.add_argument("--window", type=float, default=5.0, help="seconds per measured window")
+    ap.add_argument("--resume", action="store_true",
+                    help="statistical: go on from the checkpoint of an earlier run")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     folder, dbs = prepare(args.work)

@@ -7,6 +7,9 @@
 #   4. PyTorch's ResNet-32 training images/s at batch 16, 32, 64 and 512 (bench_torch_gpu.py);
 #   5. Crossbow's ResNet-32 training images/s at batch 16, 32 and 64 with 1, 2, 4 and 8 learners
 #      and with --learners auto, on cuda:0 (crossbow_bench);
+# each throughput point, on both sides, in --rounds rounds (3; round after round over all the
+# points, so that a spent budget costs every point a round, not some points all of theirs),
+# reported as the median of its rounds. A parity step in which no case ran fails the check.
 # then a short table, last, and every result in OUT/gpu_check.json (OUT: --out, else $OUT, else
 # ./gpu_check_results). Every step has a timeout, and the steps share a budget (--budget).
 #
@@ -20,12 +23,12 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 start=$SECONDS
 bundle="" build="" out="${OUT:-$PWD/gpu_check_results}"
-seconds=3 budget=450 python=${PYTHON:-python3}
+seconds=3 budget=450 rounds=3 python=${PYTHON:-python3}
 batches="16 32 64" learners="1 2 4 8 auto" torch_batches="16 32 64 512"
 parity_filter='*Parity*'
 usage() {
   echo "usage: $0 (--bundle DIR|FILE.tar.xz | --build DIR) [--out DIR] [--seconds $seconds]" \
-    "[--budget $budget] [--batches '$batches'] [--learners '$learners']" \
+    "[--budget $budget] [--rounds $rounds] [--batches '$batches'] [--learners '$learners']" \
     "[--torch-batches '$torch_batches'] [--parity-filter '$parity_filter'] [--python python3]" >&2
   exit 2
 }
@@ -37,6 +40,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2 ;;
     --seconds) seconds=$2 ;;
     --budget) budget=$2 ;;
+    --rounds) rounds=$2 ;;
     --batches) batches=$2 ;;
     --learners) learners=$2 ;;
     --torch-batches) torch_batches=$2 ;;
@@ -146,14 +150,16 @@ run_step gpu_tests 150 "$out/logs/gpu_tests.out" env NVIDIA_TF32_OVERRIDE=0 "${t
   --gtest_filter="-$parity_filter" --gtest_output="json:$out/gpu_tests.json"
 # shellcheck disable=SC2086 # the batch lists are word lists
 run_step torch 150 "$out/logs/torch.out" "$python" "$root/scripts/bench_torch_gpu.py" \
-  --batches $torch_batches --seconds "$seconds" --output "$out/torch.json"
-for b in $batches; do
-  for k in $learners; do
-    cap=60
-    [ "$k" != auto ] || cap=120
-    run_step "bench_b${b}_l${k}" $cap "$out/bench/b${b}_l${k}.json" "${bench[@]}" --spec "$spec" \
-      --devices cuda:0 --batch_size "$b" --learners "$k" --seconds "$seconds" \
-      --warmup_iterations 5 --autotune_window 30 --max_learners 16
+  --batches $torch_batches --seconds "$seconds" --rounds "$rounds" --output "$out/torch.json"
+for r in $(seq 1 "$rounds"); do
+  for b in $batches; do
+    for k in $learners; do
+      cap=60
+      [ "$k" != auto ] || cap=120
+      run_step "bench_b${b}_l${k}_r$r" $cap "$out/bench/b${b}_l${k}_r$r.json" "${bench[@]}" \
+        --spec "$spec" --devices cuda:0 --batch_size "$b" --learners "$k" --seconds "$seconds" \
+        --warmup_iterations 5 --autotune_window 30 --max_learners 16
+    done
   done
 done
 report

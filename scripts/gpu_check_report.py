@@ -33,7 +33,8 @@ def log_tail(out, step, chars=400):
 
 def gtest(out, step, steps, need_tests):
     """GoogleTest's JSON as counts and names; passed if it ran, exited 0, failed none (and ran
-    at least one test where `need_tests`)."""
+    at least one test that was not skipped, where `need_tests`: a parity run whose every case
+    skipped, as on a machine where the GPU is unusable, checked nothing)."""
     data, status = load(os.path.join(out, f"{step}.json")), steps.get(step, {})
     result = {"status": status.get("status", "not run"), "tests": 0, "failed": [], "skipped": []}
     if data:
@@ -47,26 +48,50 @@ def gtest(out, step, steps, need_tests):
         result["tests"] = data.get("tests", 0)
     elif step in steps:
         result["log"] = log_tail(out, step)
+    result["ran"] = result["tests"] - len(result["skipped"])
     result["passed"] = (result["status"] == "ok" and not result["failed"]
-                        and (result["tests"] > 0 or not need_tests))
+                        and (result["ran"] > 0 or not need_tests))
+    if need_tests and result["status"] == "ok" and result["ran"] <= 0:
+        result["why"] = "no case ran (every one skipped, or none selected)"
     return result
 
 
+def median(values):
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
 def bench_runs(out, steps):
-    """One entry per benchmark step, run or skipped: crossbow_bench's JSON line, or an error."""
-    runs = []
+    """One entry per benchmark point (batch, learners): the median images/s of its rounds
+    (crossbow_bench's JSON line of each round), or an error when a round failed or none ran."""
+    rounds = {}
     for step, record in steps.items():
-        m = re.fullmatch(r"bench_b(\d+)_l(\w+)", step)
+        m = re.fullmatch(r"bench_b(\d+)_l(\w+?)(?:_r(\d+))?", step)
         if not m:
             continue
+        name = f"b{m[1]}_l{m[2]}" + (f"_r{m[3]}" if m[3] else "")
         try:
-            with open(os.path.join(out, "bench", f"b{m[1]}_l{m[2]}.json")) as f:
+            with open(os.path.join(out, "bench", f"{name}.json")) as f:
                 run = json.loads([line for line in f if line.startswith("{")][-1])
         except (OSError, ValueError, IndexError):
             why = {"skipped": "the time budget was spent",
                    "timeout": f"killed after {record.get('seconds')} s"}.get(record["status"], "")
-            run = {"error": f"{record['status']}: {why} {log_tail(out, step)}".strip()}
-        run.update(batch_size=int(m[1]), learners=m[2])
+            run = {"error": f"{record['status']}: {why} {log_tail(out, step)}".strip(),
+                   "skipped": record["status"] == "skipped"}
+        rounds.setdefault((int(m[1]), m[2]), []).append(run)
+    runs = []
+    for (batch, learners), results in rounds.items():
+        good = [r for r in results if "error" not in r]
+        bad = [r for r in results if "error" in r and not (good and r.get("skipped"))]
+        if bad:
+            run = {"error": bad[0]["error"]}
+        else:
+            run = dict(min(good, key=lambda r: abs(r["images_per_s"] - median(
+                [g["images_per_s"] for g in good]))))
+            run["images_per_s"] = median([r["images_per_s"] for r in good])
+            run["rounds"] = [r["images_per_s"] for r in good]
+        run.update(batch_size=batch, learners=learners)
         runs.append(run)
     return runs
 
@@ -113,14 +138,15 @@ def table(summary):
         lines.append(f"{name}: {'passed' if t['passed'] else 'FAILED'} ({t['status']}, "
                      f"{t['tests']} tests, {len(t['failed'])} failed, {len(t['skipped'])} "
                      "skipped)" + (f"; failed: {', '.join(t['failed'][:5])}" if t["failed"]
-                                   else ""))
+                                   else "") + (f"; {t['why']}" if t.get("why") else ""))
     runs, torch = summary["crossbow"], summary["torch"]
     if runs or torch:
         cols = sorted({r["learners"] for r in runs}, key=lambda k: (k == "auto", k.zfill(4)))
         cell = lambda r: ("error" if "error" in r else f"{r['images_per_s']:.0f}"
                           + (f" ({r['learners_per_device']})" if r["learners"] == "auto" else ""))
-        lines.append("ResNet-32 training images/s on cuda:0; Crossbow by learners per device "
-                     "(auto: the autotuner's choice), PyTorch eager with its defaults")
+        lines.append("ResNet-32 training images/s on cuda:0, the median of each point's rounds; "
+                     "Crossbow by learners per device (auto: the autotuner's choice), PyTorch "
+                     "eager with its defaults")
         head = ["batch"] + [f"{k}" for k in cols] + ["PyTorch"]
         rows = []
         for b in sorted({r["batch_size"] for r in runs + torch if "batch_size" in r}):

@@ -6,6 +6,7 @@
 
 #include "crossbow/core/autodiff.h"
 #include "crossbow/core/serialize.h"
+#include "crossbow/core/top_k.h"
 #include "crossbow/engine/sma.h"
 
 namespace crossbow {
@@ -140,7 +141,7 @@ Learner::TrainPlan& Learner::TrainPlanFor(int64_t batch) {
   if (!plan.net) {
     std::set<std::string> keep(spec_.accuracy.begin(), spec_.accuracy.end());
     keep.insert({spec_.loss, spec_.output});
-    plan.net = std::make_unique<Net>(train_def_, &root_, context_.get(), keep);
+    plan.net = std::make_unique<Net>(train_def_, &root_, context_.get(), keep, spec_.plan_memory);
     if (!spec_.cuda_graphs) plan.net->DisableCapture();
     plan.update_begin = update_begin_;
   }
@@ -155,7 +156,7 @@ Net& Learner::InferencePlanFor(int64_t batch, bool with_loss) {
     if (with_loss) keep.insert(spec_.loss);
     NetDef def = Prune(InferenceNet(spec_.net, with_loss), keep);
     def.name = spec_.name + "_inference";
-    net = std::make_unique<Net>(def, &root_, context_.get(), keep);
+    net = std::make_unique<Net>(def, &root_, context_.get(), keep, spec_.plan_memory);
     if (!spec_.cuda_graphs) net->DisableCapture();
   }
   return *net;
@@ -232,10 +233,8 @@ EvalResult Learner::Evaluate(const float* images, const Shape& shape, const int3
   const int64_t n = prob.dim(0), classes = prob.dim(1);
   for (int64_t i = 0; i < n; ++i) {
     const float* row = prob.data<float>() + i * classes;
-    const float truth = row[labels[i]];
-    const int64_t higher = std::count_if(row, row + classes, [&](float p) { return p > truth; });
-    result.top1 += higher < 1;
-    result.top5 += higher < 5;
+    result.top1 += IsTopKHit(row, classes, labels[i], 1);
+    result.top5 += IsTopKHit(row, classes, labels[i], 5);
   }
   result.top1 /= n;
   result.top5 /= n;

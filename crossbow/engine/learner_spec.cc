@@ -31,6 +31,7 @@ LearnerSpec LearnerSpec::FromJson(const std::string& text) {
     spec.threads = j.value("threads", 1);
     spec.device = ParseDevice(j.value("device", std::string("cpu")));
     spec.cuda_graphs = j.value("cuda_graphs", spec.cuda_graphs);
+    spec.plan_memory = j.value("plan_memory", spec.plan_memory);
     return spec;
   } catch (const json::exception& e) {
     throw ValueError(detail::Concat("malformed learner spec: ", e.what()));

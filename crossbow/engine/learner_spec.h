@@ -32,6 +32,9 @@ struct LearnerSpec {
   // On a GPU, each slice of a plan (forward+backward, update) is recorded as a CUDA graph once
   // its shapes and memory are known, and replayed; false runs operator by operator.
   bool cuda_graphs = true;
+  // Intermediate blobs share buffers by liveness after the first run (core/memory_planner.h);
+  // false gives each its own buffer: the reference that tests compare a planned learner with.
+  bool plan_memory = true;
 
   static LearnerSpec FromJson(const std::string& json);
 };

@@ -183,7 +183,7 @@ TrainResult Trainer::Loop::Run() {
   }
   segment_start_ = Clock::now();
   // The trial iterations train the model, so they count as training time and images.
-  if (o_.autotune && !t_.resume_from_) Autotune();
+  if (o_.autotune && !result_.resumed) Autotune();  // a resume keeps the checkpoint's count
   since_record_ = this_epoch_ = Window{Elapsed()};
   EpochCheckpointDue();  // counts the intervals already behind a resumed run
   int64_t epochs_done = info_.images / epoch_size_;

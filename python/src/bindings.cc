@@ -56,6 +56,20 @@ void CheckLabels(const py::array& data, const py::array& labels) {
                          " images, got ", ShapeString(ShapeOf(labels)));
 }
 
+// A labelled batch from numpy, checked: float32 images [N, ...] and int32 labels [N].
+struct LabelledBatch {
+  const float* images;
+  const int32_t* labels;
+  Shape shape;
+};
+
+LabelledBatch CheckedBatch(const py::array& data, const py::array& labels) {
+  LabelledBatch b{Checked<float>(data, "images", "float32"),
+                  Checked<int32_t>(labels, "labels", "int32"), ShapeOf(data)};
+  CheckLabels(data, labels);
+  return b;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -111,13 +125,20 @@ PYBIND11_MODULE(_C, m) {
            py::arg("spec_json"))
       .def("step",
            [](Learner& self, const py::array& data, const py::array& labels) {
-             const float* images = Checked<float>(data, "images", "float32");
-             const int32_t* targets = Checked<int32_t>(labels, "labels", "int32");
-             CheckLabels(data, labels);
-             Shape shape = ShapeOf(data);
+             const LabelledBatch b = CheckedBatch(data, labels);
              py::gil_scoped_release release;
-             return self.Step(images, shape, targets);
+             return self.Step(b.images, b.shape, b.labels);
            })
+      // Step in two halves, for tests that compare gradients: gradient(param) is valid between.
+      .def("forward_backward",
+           [](Learner& self, const py::array& data, const py::array& labels) {
+             const LabelledBatch b = CheckedBatch(data, labels);
+             py::gil_scoped_release release;
+             return self.ForwardBackward(b.images, b.shape, b.labels);
+           })
+      .def("update", &Learner::Update, py::call_guard<py::gil_scoped_release>())
+      .def("gradient",
+           [](Learner& self, const std::string& param) { return ToNumpy(*self.Gradient(param)); })
       .def("predict",
            [](Learner& self, const py::array& data) {
              const float* images = Checked<float>(data, "images", "float32");
@@ -131,14 +152,11 @@ PYBIND11_MODULE(_C, m) {
            })
       .def("evaluate",
            [](Learner& self, const py::array& data, const py::array& labels) {
-             const float* images = Checked<float>(data, "images", "float32");
-             const int32_t* targets = Checked<int32_t>(labels, "labels", "int32");
-             CheckLabels(data, labels);
-             Shape shape = ShapeOf(data);
+             const LabelledBatch b = CheckedBatch(data, labels);
              EvalResult r;
              {
                py::gil_scoped_release release;
-               r = self.Evaluate(images, shape, targets);
+               r = self.Evaluate(b.images, b.shape, b.labels);
              }
              return py::make_tuple(r.loss, r.top1, r.top5);
            })

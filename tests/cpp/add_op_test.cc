@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "tests/cpp/expect_error.h"
 #include "tests/cpp/op_test_util.h"
 
 namespace crossbow::testing {
@@ -85,7 +86,7 @@ TEST(Add, DifferentShapesAreValueErrors) {
     EXPECT_NE(std::string(e.what()).find("[2, 3]"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("[3, 2]"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(InferShapes(add, {{2, 3}, {3, 2}}), ValueError);
+  EXPECT_ERROR(InferShapes(add, {{2, 3}, {3, 2}}), ValueError, "Add: input 1 'B' has shape [3, 2]");
   EXPECT_EQ(InferShapes(add, {{2, 3}, {2, 3}})[0].dims, (Shape{2, 3}));
 }
 
@@ -130,7 +131,8 @@ TEST(Sum, DifferentShapesAreValueErrors) {
   h.Feed("X1", {2, 3});
   h.Feed("X2", {2, 3});
   h.Feed("X3", {2, 4});
-  EXPECT_THROW(h.Run(MakeOperator("Sum", {"X1", "X2", "X3"}, {"Y"})), ValueError);
+  EXPECT_ERROR(h.Run(MakeOperator("Sum", {"X1", "X2", "X3"}, {"Y"})), ValueError,
+               "Sum: input 2 'X3' has shape [2, 4]");
 }
 
 TEST(Copy, KeepsLayoutAndValues) {

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "crossbow/core/enforce.h"
+#include "tests/cpp/expect_error.h"
 
 namespace crossbow {
 namespace {
@@ -83,7 +84,7 @@ TEST(Autotuner, BacksOffWhenALearnerDoesNotFit) {
     if (k == 2) throw Error("cuDNN error");
     return 100;
   };
-  EXPECT_THROW(Autotuner(o).Run(broken, PerLearner(1)), Error);
+  EXPECT_ERROR(Autotuner(o).Run(broken, PerLearner(1)), Error, "cuDNN error");
 }
 
 TEST(Autotuner, StopsAtMaxLearners) {
@@ -99,10 +100,10 @@ TEST(Autotuner, StopsAtMaxLearners) {
 TEST(Autotuner, RejectsBadOptions) {
   AutotunerOptions o;
   o.threshold = -1;
-  EXPECT_THROW(Autotuner{o}, ValueError);
+  EXPECT_ERROR(Autotuner{o}, ValueError, "autotuner threshold must be >= 0, got -1");
   o = {};
   o.window_iterations = 0;
-  EXPECT_THROW(Autotuner{o}, ValueError);
+  EXPECT_ERROR(Autotuner{o}, ValueError, "autotuner needs window_iterations >= 1");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "tests/cpp/expect_error.h"
 #include "tests/cpp/op_test_util.h"
 
 namespace crossbow::testing {
@@ -104,13 +105,15 @@ TEST(ChannelPad, BadInputsAreValueErrors) {
   OpHarness h;
   h.Feed("X", {2, 3, 2, 2});
   h.Feed("V", {6});
-  EXPECT_THROW(h.Run(Pad(-1, 2)), ValueError);
-  EXPECT_THROW(h.Run(Pad(1, 1, "V")), ValueError);
-  EXPECT_THROW(InferShapes(Pad(1, 1), {{6}}), ValueError);
+  EXPECT_ERROR(h.Run(Pad(-1, 2)), ValueError, "ChannelPad: before and after must be >= 0, got -1");
+  EXPECT_ERROR(h.Run(Pad(1, 1, "V")), ValueError, "ChannelPad: input 'V' has shape [6]");
+  EXPECT_ERROR(InferShapes(Pad(1, 1), {{6}}), ValueError, "ChannelPad: input 'X' has shape [6]");
   EXPECT_EQ(InferShapes(Pad(1, 2), {{2, 3, 2, 2}})[0].dims, (Shape{2, 6, 2, 2}));
   h.Feed("dY", {2, 4, 2, 2});
-  EXPECT_THROW(h.Run(Unpad(2, 2)), ValueError);
-  EXPECT_THROW(InferShapes(Unpad(2, 2), {{2, 4, 2, 2}}), ValueError);
+  EXPECT_ERROR(h.Run(Unpad(2, 2)), ValueError,
+               "ChannelPadGradient: input 'dY' of shape [2, 4, 2, 2] has no channels left");
+  EXPECT_ERROR(InferShapes(Unpad(2, 2), {{2, 4, 2, 2}}), ValueError,
+               "ChannelPadGradient: input 'dY' of shape [2, 4, 2, 2] has no channels left");
 }
 
 }  // namespace

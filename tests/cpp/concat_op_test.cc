@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "tests/cpp/expect_error.h"
 #include "tests/cpp/op_test_util.h"
 
 namespace crossbow::testing {
@@ -117,14 +118,17 @@ TEST(Concat, MismatchedShapesAreValueErrors) {
   h.Feed("A", {2, 3, 4, 4});
   h.Feed("B", {2, 3, 5, 4});
   OperatorDef concat = MakeOperator("Concat", {"A", "B"}, {"Y"});
-  EXPECT_THROW(h.Run(concat), ValueError);
-  EXPECT_THROW(InferShapes(concat, {{2, 3, 4, 4}, {2, 3, 5, 4}}), ValueError);
-  EXPECT_THROW(InferShapes(concat, {{2, 3, 4, 4}, {2, 3, 4}}), ValueError);
+  EXPECT_ERROR(h.Run(concat), ValueError, "Concat: input 1 'B' has shape [2, 3, 5, 4]");
+  EXPECT_ERROR(InferShapes(concat, {{2, 3, 4, 4}, {2, 3, 5, 4}}), ValueError,
+               "Concat: input 1 'B' has shape [2, 3, 5, 4]");
+  EXPECT_ERROR(InferShapes(concat, {{2, 3, 4, 4}, {2, 3, 4}}), ValueError,
+               "Concat: input 1 'B' has shape [2, 3, 4]");
   EXPECT_EQ(InferShapes(concat, {{2, 3, 4, 4}, {2, 5, 4, 4}})[0].dims, (Shape{2, 8, 4, 4}));
-  EXPECT_THROW(h.Run(MakeOperator("Concat", {"A", "A"}, {"Z"}, {{"axis", int64_t{4}}})),
-               ValueError);
+  EXPECT_ERROR(h.Run(MakeOperator("Concat", {"A", "A"}, {"Z"}, {{"axis", int64_t{4}}})), ValueError,
+               "Concat: axis 4 is out of range");
   h.Feed("dY", {2, 7, 4, 4});
-  EXPECT_THROW(h.Run(MakeOperator("ConcatGradient", {"dY", "A", "A"}, {"dA1", "dA2"})), ValueError);
+  EXPECT_ERROR(h.Run(MakeOperator("ConcatGradient", {"dY", "A", "A"}, {"dA1", "dA2"})), ValueError,
+               "ConcatGradient: input 0 'dY' has shape [2, 7, 4, 4]");
 }
 
 }  // namespace

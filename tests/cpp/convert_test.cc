@@ -9,6 +9,7 @@
 #include "data/converters.h"
 #include "data/datum.h"
 #include "data/lmdb_io.h"
+#include "tests/cpp/expect_error.h"
 
 namespace crossbow::data {
 namespace {
@@ -114,7 +115,8 @@ TEST_F(ConvertTest, CifarFileOfPartialRecordsIsAnError) {
     EXPECT_NE(std::string(e.what()).find(Path("cut.bin") + ": 3000 bytes"), std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(ConvertCifar10(Path("db"), {Path("missing.bin")}, quiet_), Error);
+  EXPECT_ERROR(ConvertCifar10(Path("db"), {Path("missing.bin")}, quiet_), Error,
+               "cannot open " + Path("missing.bin"));
 }
 
 std::string Idx(uint32_t magic, std::vector<uint32_t> dims, const std::string& body) {
@@ -240,9 +242,11 @@ TEST_F(ConvertTest, ImagesetResizeGrayShuffleEncoded) {
   ConvertImageset(Path("images"), Path("list.txt"), Path("png"), encoded);
   EXPECT_EQ(ReadBack("png")[0].second.data.substr(1, 3), "PNG");
   encoded.encode_type = "nonsense";
-  EXPECT_THROW(ConvertImageset(Path("images"), Path("list.txt"), Path("x"), encoded), ValueError);
+  EXPECT_ERROR(ConvertImageset(Path("images"), Path("list.txt"), Path("x"), encoded), ValueError,
+               "encode_type 'nonsense' is not an image format");
   imageset_.resize_height = 0;
-  EXPECT_THROW(ConvertImageset(Path("images"), Path("list.txt"), Path("x"), imageset_), ValueError);
+  EXPECT_ERROR(ConvertImageset(Path("images"), Path("list.txt"), Path("x"), imageset_), ValueError,
+               "resize_width and resize_height must be given together");
 }
 
 TEST_F(ConvertTest, ImageFoldersSortedClassesAndLabelList) {
@@ -263,7 +267,8 @@ TEST_F(ConvertTest, ImageFoldersSortedClassesAndLabelList) {
   std::ifstream labels(Path("db/labels.txt"));
   std::string text(std::istreambuf_iterator<char>(labels), {});
   EXPECT_EQ(text, "ant\nmoth\nzebra\n");
-  EXPECT_THROW(ConvertImageFolders(Path("images/ant"), Path("db2"), imageset_), Error);
+  EXPECT_ERROR(ConvertImageFolders(Path("images/ant"), Path("db2"), imageset_), Error,
+               "image folder root " + Path("images/ant") + " has no class sub-folders");
 }
 
 TEST_F(ConvertTest, ChannelStatsOfRawRecordsSkipsCorruptOnes) {

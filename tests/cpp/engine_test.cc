@@ -8,6 +8,7 @@
 #include "crossbow/engine/autotuner.h"
 #include "crossbow/engine/model_layout.h"
 #include "tests/cpp/engine_test_util.h"
+#include "tests/cpp/expect_error.h"
 
 namespace crossbow {
 namespace {
@@ -23,10 +24,10 @@ TEST(ParseDevices, GroupsAndErrors) {
   EXPECT_EQ(ParseDevices("cuda:local")[0].device, (Device{DeviceType::kCUDA, 3}));
   unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
   for (const char* bad : {"gpu:0", "cpu:3-1", "cpu:a", "cpu:0-1,cpu:1-2", "cpu,cpu:0", ""}) {
-    EXPECT_THROW(ParseDevices(bad), ValueError) << bad;
+    EXPECT_ERROR(ParseDevices(bad), ValueError, bad);
   }
   EXPECT_EQ(ParseSyncMode("ssgd"), SyncMode::kSSGD);
-  EXPECT_THROW(ParseSyncMode("async"), ValueError);
+  EXPECT_ERROR(ParseSyncMode("async"), ValueError, "unknown synchronisation 'async'");
 }
 
 TEST(Engine, GpuDevicesFailBeforeAnyWorkWhereNoGpuIsUsable) {
@@ -62,7 +63,7 @@ TEST(Engine, SgdEqualsAPlainLearner) {
     ExpectNear(state["z/" + std::string(name)], *plain.Blob(name), 0.f, name);
   }
   ExpectNear(state["z/rm"], *plain.Blob("rm"), 0.f, "rm");
-  EXPECT_THROW(engine.SetLearnersPerDevice(2), ValueError);
+  EXPECT_ERROR(engine.SetLearnersPerDevice(2), ValueError, "sync 'sgd' trains one learner");
 }
 
 TEST(Engine, SsgdOfKLearnersEqualsOneLearnerOfKTimesTheBatch) {
@@ -167,7 +168,7 @@ TEST(Engine, StateRestoresIntoAnotherEngineAndAnotherLearnerCount) {
 
   auto broken = saved;
   broken.erase("z/fw");
-  EXPECT_THROW(
+  EXPECT_ERROR(
       {
         try {
           c.RestoreState(broken, 3);
@@ -176,10 +177,11 @@ TEST(Engine, StateRestoresIntoAnotherEngineAndAnotherLearnerCount) {
           throw;
         }
       },
-      ValueError);
+      ValueError, "the checkpoint has no 'z/fw'");
   broken = saved;
   broken["learner0/w"] = Tensor({2, 2}, DataType::kFloat32);
-  EXPECT_THROW(c.RestoreState(broken, 3), ValueError);
+  EXPECT_ERROR(c.RestoreState(broken, 3), ValueError,
+               "checkpoint blob 'learner0/w' has shape [2, 2]");
 }
 
 TEST(Engine, AddingLearnersStartsThemFromZ) {
@@ -231,8 +233,9 @@ TEST(Engine, AFailingLearnerStopsIterateWithItsMessage) {
     EXPECT_NE(what.find("learner 1 (device 0)"), std::string::npos) << what;
     EXPECT_NE(what.find("at iteration 0"), std::string::npos) << what;
   }
-  EXPECT_THROW(engine.Iterate(), Error);
-  EXPECT_THROW(engine.Evaluate(source.get()), Error);
+  EXPECT_ERROR(engine.Iterate(), Error, "learner 1 (device 0): loss is -nan at iteration 0");
+  EXPECT_ERROR(engine.Evaluate(source.get()), Error,
+               "learner 1 (device 0): loss is -nan at iteration 0");
 }  // the destructor joins every thread: a hang here fails the test by timeout
 
 TEST(Engine, SkipNanSkipsTheUpdateAndGoesOn) {
@@ -308,11 +311,14 @@ TEST(Engine, RejectsBadOptions) {
   auto source = Source(8, 4);
   EngineOptions o = Options("cpu:0", 1);
   o.alpha = 0;
-  EXPECT_THROW(Engine(Spec(false), o, source.get()), ValueError);
-  EXPECT_THROW(Engine(Spec(false), Options("cpu:0", 2, SyncMode::kSGD), source.get()), ValueError);
+  EXPECT_ERROR(Engine(Spec(false), o, source.get()), ValueError,
+               "SMA's alpha must be in (0, 1], got 0");
+  EXPECT_ERROR(Engine(Spec(false), Options("cpu:0", 2, SyncMode::kSGD), source.get()), ValueError,
+               "sync 'sgd' trains one learner");
   auto wrong = std::make_unique<ArraySource>(std::vector<float>(4 * 48), std::vector<int32_t>(4),
                                              Shape{3, 4, 4}, 2);
-  EXPECT_THROW(Engine(Spec(false), Options("cpu:0", 1), wrong.get()), ValueError);
+  EXPECT_ERROR(Engine(Spec(false), Options("cpu:0", 1), wrong.get()), ValueError,
+               "the training source's examples have shape [3, 4, 4]");
 }
 
 }  // namespace

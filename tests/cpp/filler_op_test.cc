@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tests/cpp/expect_error.h"
 #include "tests/cpp/op_test_util.h"
 
 namespace crossbow::testing {
@@ -108,13 +109,17 @@ TEST(Fillers, EmptyShapeFillsNothing) {
 
 TEST(Fillers, BadArgumentsThrow) {
   OpHarness h;
-  EXPECT_THROW(h.Run(MakeOperator("UniformFill", {}, {"W"})), ValueError);  // no shape
-  EXPECT_THROW(RunFill(h, "UniformFill", {{"min", 1.0}, {"max", 1.0}}), ValueError);
-  EXPECT_THROW(RunFill(h, "GaussianFill", {{"std", 0.0}}), ValueError);
-  EXPECT_THROW(RunFill(h, "MSRAFill", {{"mode", std::string("fan_avg")}}), ValueError);
-  EXPECT_THROW(
+  EXPECT_ERROR(h.Run(MakeOperator("UniformFill", {}, {"W"})), ValueError,
+               "UniformFill: required argument 'shape' is missing");  // no shape
+  EXPECT_ERROR(RunFill(h, "UniformFill", {{"min", 1.0}, {"max", 1.0}}), ValueError,
+               "UniformFill: argument 'min' (1) must be below 'max' (1)");
+  EXPECT_ERROR(RunFill(h, "GaussianFill", {{"std", 0.0}}), ValueError,
+               "GaussianFill: argument 'std' must be positive");
+  EXPECT_ERROR(RunFill(h, "MSRAFill", {{"mode", std::string("fan_avg")}}), ValueError,
+               "MSRAFill: argument 'mode' must be 'fan_in' or 'fan_out', got 'fan_avg'");
+  EXPECT_ERROR(
       h.Run(MakeOperator("ConstantFill", {}, {"W"}, {{"shape", std::vector<int64_t>{-1}}})),
-      ValueError);
+      ValueError, "ConstantFill: argument 'shape' [-1] has a negative dimension");
 }
 
 TEST(Fillers, ShapeInference) {

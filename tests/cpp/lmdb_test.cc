@@ -7,6 +7,7 @@
 
 #include "crossbow/core/enforce.h"
 #include "data/lmdb_io.h"
+#include "tests/cpp/expect_error.h"
 
 namespace crossbow::data {
 namespace {
@@ -102,7 +103,8 @@ TEST_F(LmdbTest, RefusesToReplaceADbUnlessAsked) {
   LmdbReader reader(Path("db"));
   ASSERT_EQ(reader.size(), 1);
   EXPECT_EQ(reader.key(0), "b");
-  EXPECT_THROW(LmdbWriter(Path("db"), true).Put("", "empty key"), ValueError);
+  EXPECT_ERROR(LmdbWriter(Path("db"), true).Put("", "empty key"), ValueError,
+               "LMDB keys must be 1 to 511 bytes, got 0 bytes for a record of " + Path("db"));
 }
 
 TEST_F(LmdbTest, ClearErrorsForMissingNonLmdbAndEmptyPaths) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "data_test_util.h"
+#include "tests/cpp/expect_error.h"
 
 namespace crossbow::data {
 namespace {
@@ -154,9 +155,11 @@ TEST(LoaderTest, RestoredStateContinuesAfterTheLastReleasedBatch) {
   fresh.RestoreState(state);
   EXPECT_EQ(Drain(&fresh, 1, 1), expected);
   EXPECT_EQ(expected.begin()->first, (std::pair<int64_t, int64_t>{1, 3}));
-  EXPECT_THROW(fresh.RestoreState("garbage"), ValueError);
+  EXPECT_ERROR(fresh.RestoreState("garbage"), ValueError,
+               "not an ImageLoader state (from SaveState()): 'garbage'");
   ImageLoader other_batch(Options(dir / "db", 5, 1));
-  EXPECT_THROW(other_batch.RestoreState(state), ValueError);
+  EXPECT_ERROR(other_batch.RestoreState(state), ValueError,
+               "the state was saved for 30 records at batch size 4");
 }
 
 void ExpectOpenFails(const std::string& path, const std::string& words) {

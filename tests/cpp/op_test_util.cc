@@ -138,7 +138,9 @@ void CheckGradient(OpHarness& h, const OperatorDef& op, const std::vector<int>& 
     float* data = x->mutable_data<float>();
     const int64_t n = x->numel();
     const int64_t stride = std::max<int64_t>(1, n / options.max_elements);
-    for (int64_t e = 0; e < n; e += stride) {
+    double magnitude = 0;
+    int64_t checked = 0;
+    for (int64_t e = 0; e < n; e += stride, ++checked) {
       const float saved = data[e];
       data[e] = saved + options.step;
       double plus = TestLoss(h, op, weights, options.outputs);
@@ -151,7 +153,11 @@ void CheckGradient(OpHarness& h, const OperatorDef& op, const std::vector<int>& 
           options.rel_tol * std::max(std::fabs(numeric), std::fabs(double{analytic[e]}));
       EXPECT_NEAR(analytic[e], numeric, tol)
           << op.type << ": d loss / d " << op.inputs[i] << "[" << e << "]";
+      magnitude += std::fabs(numeric);
     }
+    EXPECT_LE(20.0 * options.abs_tol, magnitude / checked)
+        << op.type << ": the gradients checked for " << op.inputs[i]
+        << " are too small for abs_tol " << options.abs_tol << " to mean anything";
   }
 }
 

@@ -38,14 +38,17 @@ class OpHarness {
 struct GradCheckOptions {
   std::vector<int> outputs = {0};  // outputs that feed the scalar test loss
   float step = 1e-2f;
-  float rel_tol = 2e-2f;
-  float abs_tol = 2e-3f;
+  float rel_tol = 2e-2f;  // of each element's own magnitude
+  float abs_tol = 1e-4f;  // a floor for float rounding, well below the gradients checked
   int max_elements = 48;  // checked per input (a spread-out subset of larger tensors)
 };
 
 // Checks the registered gradient of `op` for the inputs in `check` against central
-// differences of loss = sum_o <R_o, Y_o>, with fixed random R_o. The harness must already
-// hold every input of `op`. Reports each mismatch through GoogleTest.
+// differences of loss = sum_o <R_o, Y_o>, with fixed random R_o. Each element must agree
+// within abs_tol + rel_tol * its magnitude. The harness must already hold every input of
+// `op`. Reports each mismatch through GoogleTest, and fails too when abs_tol is not well below
+// (a twentieth of) the mean magnitude of the gradients checked for an input, since such a
+// check would pass whatever the gradient (e.g. an input whose sampled gradients are all 0).
 void CheckGradient(OpHarness& harness, const OperatorDef& op, const std::vector<int>& check,
                    const GradCheckOptions& options = {});
 

@@ -9,6 +9,7 @@
 #include "crossbow/comm/device_collectives.h"
 #include "crossbow/core/device_backend.h"
 #include "crossbow/core/enforce.h"
+#include "tests/cpp/expect_error.h"
 
 namespace crossbow {
 namespace {
@@ -53,14 +54,14 @@ TEST(Rendezvous, AMissingRankTimesOutAndAnAbortReachesEveryone) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("rank 0 timed out"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(group.Run(
+  EXPECT_ERROR(group.Run(
                    1, milliseconds(50), [](bool) {}, nothing, nothing),
-               Error);
+               Error, "rank 0 timed out waiting for the other ranks");
   Rendezvous other(2);
   std::thread waiter([&] {
-    EXPECT_THROW(other.Run(
+    EXPECT_ERROR(other.Run(
                      0, milliseconds(10000), [](bool) {}, nothing, nothing),
-                 Error);
+                 Error, "all-reduce on rank 0 aborted: learner 3 failed");
   });
   std::this_thread::sleep_for(milliseconds(20));
   EXPECT_TRUE(other.Abort("learner 3 failed"));
@@ -71,10 +72,12 @@ TEST(Rendezvous, AMissingRankTimesOutAndAnAbortReachesEveryone) {
 TEST(DeviceCollectives, NeedACudaBuildAndRejectMixedLayouts) {
   const Device gpu0{DeviceType::kCUDA, 0}, gpu1{DeviceType::kCUDA, 1};
   if (!HasDeviceBackend(DeviceType::kCUDA)) {
-    EXPECT_THROW(MakeDeviceCollectives({gpu0, gpu1}), ValueError);
+    EXPECT_ERROR(MakeDeviceCollectives({gpu0, gpu1}), ValueError,
+                 "collectives between GPUs need a Crossbow built ");
     return;
   }
-  EXPECT_THROW(MakeDeviceCollectives({gpu0, gpu0, gpu1, gpu1}), ValueError);
+  EXPECT_ERROR(MakeDeviceCollectives({gpu0, gpu0, gpu1, gpu1}), ValueError,
+               "several logical devices on each of several GPUs are not supported");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "tests/cpp/expect_error.h"
 #include "tests/cpp/op_test_util.h"
 
 namespace crossbow::testing {
@@ -66,14 +67,21 @@ TEST(Reshape, GradientMatchesNumeric) {
 TEST(Reshape, BadShapesAreValueErrors) {
   OpHarness h;
   h.Feed("X", {2, 3, 4});
-  EXPECT_THROW(h.Run(ReshapeTo({5, -1})), ValueError);
-  EXPECT_THROW(h.Run(ReshapeTo({-1, -1})), ValueError);
-  EXPECT_THROW(h.Run(ReshapeTo({4, 5})), ValueError);
-  EXPECT_THROW(h.Run(ReshapeTo({-2, 12})), ValueError);
-  EXPECT_THROW(h.Run(ReshapeTo({2, 3, 4, 0})), ValueError);
-  EXPECT_THROW(h.Run(MakeOperator("Reshape", {"X"}, {"Y"})), ValueError);
-  EXPECT_THROW(InferShapes(ReshapeTo({-1, -1}), {{2, 3, 4}}), ValueError);
-  EXPECT_THROW(InferShapes(ReshapeTo({7}), {{2, 3, 4}}), ValueError);
+  EXPECT_ERROR(h.Run(ReshapeTo({5, -1})), ValueError,
+               "to shape [5, -1]: the -1 dimension cannot be inferred");
+  EXPECT_ERROR(h.Run(ReshapeTo({-1, -1})), ValueError,
+               "to shape [-1, -1]: at most one dimension may be -1");
+  EXPECT_ERROR(h.Run(ReshapeTo({4, 5})), ValueError, "to shape [4, 5]: element counts differ");
+  EXPECT_ERROR(h.Run(ReshapeTo({-2, 12})), ValueError,
+               "to shape [-2, 12]: dimensions must be positive");
+  EXPECT_ERROR(h.Run(ReshapeTo({2, 3, 4, 0})), ValueError,
+               "to shape [2, 3, 4, 0]: 0 keeps dimension 3");
+  EXPECT_ERROR(h.Run(MakeOperator("Reshape", {"X"}, {"Y"})), ValueError,
+               "Reshape: required argument 'shape' is missing");
+  EXPECT_ERROR(InferShapes(ReshapeTo({-1, -1}), {{2, 3, 4}}), ValueError,
+               "to shape [-1, -1]: at most one dimension may be -1");
+  EXPECT_ERROR(InferShapes(ReshapeTo({7}), {{2, 3, 4}}), ValueError,
+               "Reshape: cannot reshape input 'X' of shape [2, 3, 4] to shape [7]");
 }
 
 TEST(ReshapeLike, TakesTheShapeOfItsSecondInput) {
@@ -84,9 +92,10 @@ TEST(ReshapeLike, TakesTheShapeOfItsSecondInput) {
   EXPECT_EQ(h.ShapeOf("dX"), (Shape{2, 4, 4}));
   EXPECT_EQ(h.Fetch("dX"), dy);
   h.Feed("Z", {2, 5});
-  EXPECT_THROW(h.Run(MakeOperator("ReshapeLike", {"dY", "Z"}, {"dZ"})), ValueError);
-  EXPECT_THROW(InferShapes(MakeOperator("ReshapeLike", {"dY", "Z"}, {"dZ"}), {{2, 16}, {2, 5}}),
-               ValueError);
+  EXPECT_ERROR(h.Run(MakeOperator("ReshapeLike", {"dY", "Z"}, {"dZ"})), ValueError,
+               "ReshapeLike: input 'dY' of shape [2, 16, 1, 1] cannot take the shape of 'Z'");
+  EXPECT_ERROR(InferShapes(MakeOperator("ReshapeLike", {"dY", "Z"}, {"dZ"}), {{2, 16}, {2, 5}}),
+               ValueError, "ReshapeLike: input 'dY' of shape [2, 16] cannot take the shape of 'Z'");
 }
 
 TEST(ReshapeLike, GradientMatchesNumeric) {

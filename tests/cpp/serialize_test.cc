@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+#include "tests/cpp/expect_error.h"
+
 namespace crossbow {
 namespace {
 
@@ -48,7 +50,8 @@ TEST_F(SerializeTest, TruncatedFileIsACleanError) {
   std::string bytes = ReadAll(path_);
   for (size_t keep : {bytes.size() - 1, bytes.size() / 2, size_t{12}, size_t{3}}) {
     WriteAll(path_, bytes.substr(0, keep));
-    EXPECT_THROW(LoadTensors(path_), Error) << "kept " << keep << " bytes";
+    SCOPED_TRACE(::testing::Message() << "kept " << keep << " bytes");
+    EXPECT_ERROR(LoadTensors(path_), Error, "'" + path_ + "'");
   }
 }
 
@@ -66,8 +69,9 @@ TEST_F(SerializeTest, FlippedByteIsDetected) {
 
 TEST_F(SerializeTest, ForeignAndMissingFiles) {
   WriteAll(path_, "this is not a checkpoint at all, just some text");
-  EXPECT_THROW(LoadTensors(path_), Error);
-  EXPECT_THROW(LoadTensors(path_ + ".does-not-exist"), Error);
+  EXPECT_ERROR(LoadTensors(path_), Error, "'" + path_ + "' is not a Crossbow tensor file");
+  EXPECT_ERROR(LoadTensors(path_ + ".does-not-exist"), Error,
+               "cannot open tensor file '" + path_ + ".does-not-exist'");
 }
 
 TEST_F(SerializeTest, FailedWriteKeepsThePreviousFile) {
@@ -75,7 +79,8 @@ TEST_F(SerializeTest, FailedWriteKeepsThePreviousFile) {
   blocked.ResizeBlocked({1, 16, 2, 2},
                         dnnl::memory::desc({1, 16, 2, 2}, dnnl::memory::data_type::f32,
                                            dnnl::memory::format_tag::nChw16c));
-  EXPECT_THROW(SaveTensors(path_, {{"w", &w_}, {"b", &blocked}}), Error);
+  EXPECT_ERROR(SaveTensors(path_, {{"w", &w_}, {"b", &blocked}}), Error,
+               "tensor 'b' is not in plain layout");
   EXPECT_EQ(LoadTensors(path_).size(), 2u);
 }
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "tests/cpp/expect_error.h"
 #include "tests/cpp/op_test_util.h"
 
 namespace crossbow::testing {
@@ -76,13 +77,14 @@ TEST(MomentumSGD, BadInputsThrow) {
     EXPECT_NE(what.find("'w' [4, 3]"), std::string::npos) << what;
   }
   h.Feed("g", {4, 3});
-  EXPECT_THROW(h.Run(MakeOperator("MomentumSGD", {"w", "g", "v", "lr"}, {"w", "v"})), ValueError);
-  EXPECT_THROW(h.Run(MakeOperator("MomentumSGD", {"w", "g", "v", "lr1"}, {"w2", "v"})),
-               ValueError);  // not in place
+  EXPECT_ERROR(h.Run(MakeOperator("MomentumSGD", {"w", "g", "v", "lr"}, {"w", "v"})), ValueError,
+               "MomentumSGD: input 3 'lr' has shape [2]");
+  EXPECT_ERROR(h.Run(MakeOperator("MomentumSGD", {"w", "g", "v", "lr1"}, {"w2", "v"})), ValueError,
+               "MomentumSGD: output 0 ('w2') must be input 0 ('w')");  // not in place
   const OperatorDef op = MakeOperator("MomentumSGD", {"w", "g", "v", "lr1"}, {"w", "v"});
-  EXPECT_THROW(
+  EXPECT_ERROR(
       SchemaRegistry::Find("MomentumSGD")->InferShapes(op, {{{4, 3}}, {{4, 3}}, {{4, 4}}, {{1}}}),
-      ValueError);
+      ValueError, "MomentumSGD: input 2 'v' has shape [4, 4]");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "crossbow/comm/in_process.h"
 #include "crossbow/core/enforce.h"
+#include "tests/cpp/expect_error.h"
 
 namespace crossbow {
 namespace {
@@ -84,7 +85,8 @@ TEST(InProcessCollectives, TimesOutWhenARankNeverArrives) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(comm.AllReduceSum(1, &x, 1, milliseconds(50)), Error);  // the group is broken
+  EXPECT_ERROR(comm.AllReduceSum(1, &x, 1, milliseconds(50)), Error,
+               "rank 0 timed out waiting for the other ranks");  // the group is broken
 }
 
 TEST(InProcessCollectives, AbortWakesAWaitingRank) {
@@ -107,7 +109,8 @@ TEST(InProcessCollectives, AbortWakesAWaitingRank) {
 TEST(InProcessCollectives, RejectsMismatchedCountsAndRanks) {
   InProcessCollectives comm(2);
   float x[2] = {0, 0};
-  EXPECT_THROW(comm.AllReduceSum(2, x, 2, milliseconds(10)), ValueError);
+  EXPECT_ERROR(comm.AllReduceSum(2, x, 2, milliseconds(10)), ValueError,
+               "all-reduce: rank 2 is outside the group of 2");
   std::thread first([&] {
     try {
       comm.AllReduceSum(0, x, 2, milliseconds(200));
@@ -116,9 +119,11 @@ TEST(InProcessCollectives, RejectsMismatchedCountsAndRanks) {
   });
   std::this_thread::sleep_for(milliseconds(20));
   float y[1] = {0};
-  EXPECT_THROW(comm.AllReduceSum(1, y, 1, milliseconds(200)), ValueError);
+  EXPECT_ERROR(comm.AllReduceSum(1, y, 1, milliseconds(200)), ValueError,
+               "all-reduce: rank 1 sends 1 floats, another rank sent 2");
   first.join();
-  EXPECT_THROW(InProcessCollectives(0), ValueError);
+  EXPECT_ERROR(InProcessCollectives(0), ValueError,
+               "a collectives group needs at least one rank, got 0");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "data_test_util.h"
+#include "tests/cpp/expect_error.h"
 
 namespace crossbow::data {
 namespace {
@@ -196,7 +197,8 @@ TEST(TransformsTest, BadConfigNamesTheOption) {
   }
   config.mean.clear();
   config.random_resized_crop = true;
-  EXPECT_THROW(Transformer(config, RawDatum(1, 2, 2, kIndex)), ValueError);
+  EXPECT_ERROR(Transformer(config, RawDatum(1, 2, 2, kIndex)), ValueError,
+               "random_resized_crop needs a crop size");
 }
 
 }  // namespace

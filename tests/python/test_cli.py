@@ -25,15 +25,22 @@ def test_summary_of_an_unknown_net_is_a_usage_error(capsys):
     assert e.value.code == 2 and "resnet32" in capsys.readouterr().err
 
 
-def test_ops_lists_operators(fake_C, capsys):
+def test_ops_lists_operators(capsys):
+    pytest.importorskip("crossbow._C", reason="crossbow._C is not built (scripts/setup.sh)")
+    import crossbow
     assert cli.main(["ops"]) == 0
     out = capsys.readouterr().out
-    assert "Conv" in out and "SpatialBN" in out and out.rstrip().endswith("23 operators")
+    registered = crossbow.operators()
+    assert out.rstrip().endswith(f"{len(registered)} operators") and len(registered) > 20
+    for name, _ in registered:
+        assert name in out
 
 
-def test_ops_explains_one(fake_C, capsys):
+def test_ops_explains_one(capsys):
+    pytest.importorskip("crossbow._C", reason="crossbow._C is not built (scripts/setup.sh)")
+    import crossbow
     assert cli.main(["ops", "Conv"]) == 0
-    assert "Conv: the operator." in capsys.readouterr().out
+    assert crossbow.operator_doc("Conv") in capsys.readouterr().out
     assert cli.main(["ops", "Covn"]) == 1
     assert "did you mean 'Conv'" in capsys.readouterr().err
 

@@ -257,3 +257,22 @@ def test_missing_non_lmdb_and_empty_paths(tmp_path, capsys):
     lmdb.open(str(tmp_path / "empty")).close()
     assert cli.main(["convert", "mean", str(tmp_path / "empty")]) == 1
     assert "empty LMDB: " in capsys.readouterr().err
+
+
+def test_gray_and_resize_on_real_pixels(tmp_path):
+    """Two colour blocks, 8x4 pixels, to gray at 4x2: each block keeps its own gray level
+    (OpenCV's 0.299 R + 0.587 G + 0.114 B) and the image its new height and width."""
+    colours = np.array([[200, 40, 10], [20, 90, 250]], np.uint8)
+    image = np.zeros((4, 8, 3), np.uint8)
+    image[:, :4], image[:, 4:] = colours[0], colours[1]
+    (tmp_path / "images").mkdir()
+    Image.fromarray(image).save(tmp_path / "images" / "blocks.png")
+    (tmp_path / "list.txt").write_text("blocks.png 1\n")
+    convert.imageset(tmp_path / "images", tmp_path / "list.txt", tmp_path / "db", gray=True,
+                     resize_width=4, resize_height=2, progress=False)
+    ((_, d),) = read_db(tmp_path / "db")
+    assert (d["channels"], d["height"], d["width"]) == (1, 2, 4)
+    pixels = np.frombuffer(d["data"], np.uint8).reshape(2, 4).astype(int)
+    gray = colours.astype(float) @ [0.299, 0.587, 0.114]
+    expected = np.repeat(np.round(gray)[None, :], 2, axis=1).repeat(2, axis=0)
+    assert np.abs(pixels - expected).max() <= 1, (pixels, expected)

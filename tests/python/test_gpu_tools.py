@@ -157,8 +157,8 @@ def test_bundle_launcher_finds_cuda_libraries(tmp_path):
 def write_check_results(out, auto32=1500.0, parity_failures=()):
     """A gpu_check.sh folder as a run on a GPU leaves it."""
     (out / "bench").mkdir(parents=True)
-    steps = ["programs", "gpu", "parity", "gpu_tests", "torch", "bench_b32_l1", "bench_b32_l8",
-             "bench_b32_lauto"]
+    steps = ["programs", "gpu", "parity", "gpu_tests", "torch"] + [
+        f"bench_b32_l{k}_r{r}" for r in (1, 2, 3) for k in ("1", "8", "auto")]
     (out / "steps.jsonl").write_text("".join(
         json.dumps({"step": s, "status": "ok", "rc": 0, "seconds": 1}) + "\n" for s in steps))
     (out / "gpu.csv").write_text("NVIDIA H200, 580.65, 143771 MiB, 9.0\n")
@@ -175,9 +175,10 @@ def write_check_results(out, auto32=1500.0, parity_failures=()):
     (out / "torch.json").write_text(json.dumps({"meta": {"torch": "2.9"}, "results": [
         {"batch_size": b, "images_per_s": r} for b, r in ((32, 400.0), (512, 2000.0))]}))
     for k, rate in (("1", 300.0), ("8", 1400.0), ("auto", auto32)):
-        (out / "bench" / f"b32_l{k}.json").write_text(json.dumps(
-            {"images_per_s": rate, "learners": k, "learners_per_device": 6 if k == "auto"
-             else int(k)}) + "\n")
+        for r, scale in ((1, 1.2), (2, 0.5), (3, 1.0)):  # the median round is the third
+            (out / "bench" / f"b32_l{k}_r{r}.json").write_text(json.dumps(
+                {"images_per_s": rate * scale, "learners": k,
+                 "learners_per_device": 6 if k == "auto" else int(k)}) + "\n")
 
 
 def report(out):
@@ -206,7 +207,7 @@ def test_report_fails_on_a_parity_failure_and_a_benchmark_error(tmp_path):
     rc, text, summary = report(tmp_path / "a")
     assert rc == 1 and "failed: OpParityCuda.Conv" in text
     write_check_results(tmp_path / "b")
-    (tmp_path / "b" / "bench" / "b32_l8.json").write_text('{"error": "out of memory"}\n')
+    (tmp_path / "b" / "bench" / "b32_l8_r2.json").write_text('{"error": "out of memory"}\n')
     rc, text, _ = report(tmp_path / "b")
     assert rc == 4 and "error: out of memory" in text
     write_check_results(tmp_path / "c")
@@ -215,6 +216,20 @@ def test_report_fails_on_a_parity_failure_and_a_benchmark_error(tmp_path):
     rc, text, summary = report(tmp_path / "c")
     assert rc == 4 and "error: skipped: the time budget was spent" in text
     assert summary["crossbow"][-1]["batch_size"] == 64
+
+
+def test_report_takes_the_median_round_and_fails_a_parity_run_that_ran_nothing(tmp_path):
+    write_check_results(tmp_path / "a")
+    rc, text, summary = report(tmp_path / "a")
+    auto = [r for r in summary["crossbow"] if r["learners"] == "auto"][0]
+    assert auto["images_per_s"] == 1500.0 and auto["rounds"] == [1800.0, 750.0, 1500.0]
+    write_check_results(tmp_path / "b")
+    (tmp_path / "b" / "parity.json").write_text(json.dumps({"tests": 2, "testsuites": [
+        {"name": "OpParityCuda", "testsuite": [{"name": n, "result": "SKIPPED"}
+                                               for n in ("Conv", "Relu")]}]}))
+    rc, text, summary = report(tmp_path / "b")
+    assert rc == 1 and not summary["parity"]["passed"]
+    assert "parity: FAILED (ok, 2 tests, 0 failed, 2 skipped); no case ran" in text
 
 
 def torch_python():

@@ -132,15 +132,12 @@ def test_save_and_load_take_paths(lenet, tmp_path):
         other.load(tmp_path / "missing")
 
 
-def test_repr_and_memory_stats(lenet):
+def test_repr(lenet):
+    # (memory_stats and the operator list come from C++: test_native.py checks them)
     assert "431,080" in repr(lenet) and "lr=0.05" in repr(lenet)
-    assert lenet.memory_stats() == {"planned_bytes": 1, "unplanned_bytes": 2}
 
 
-def test_package_api(fake_C):
-    assert ("Conv", "Conv: the operator.") in crossbow.operators()
-    with pytest.raises(ValueError, match="did you mean 'Relu'"):
-        crossbow.operator_doc("Relo")
+def test_package_api():
     assert crossbow.ModelBuilder and crossbow.Model and crossbow.nets.NAMES
 
 

@@ -167,7 +167,11 @@ def test_kill_9_during_checkpoints_leaves_a_loadable_one(tmp_path):
     rng = np.random.default_rng(0)  # the writer's data: the checkpoint holds its position
     x = rng.normal(size=(512, 1, 28, 28)).astype(np.float32)
     y = (np.arange(512) % 10).astype(np.int32)
-    resumed = crossbow.Trainer(net="lenet", train_db=(x, y), batch_size=16, learners=1,
-                               iterations=1, checkpoint_dir=str(ckpt), resume=True,
-                               progress=False)
-    assert resumed.fit()["resumed"]
+    # The writer was past its first iteration: a run that resumes goes on from there (one
+    # more iteration, as iterations=1 asks for at least one), one that starts afresh does not.
+    options = dict(train_db=(x, y), batch_size=16, learners=1, iterations=1, progress=False)
+    resumed = crossbow.Trainer(net="lenet", checkpoint_dir=str(ckpt), resume=True,
+                               **options).fit()
+    fresh = crossbow.Trainer(net="lenet", **options).fit()
+    assert resumed["resumed"] and not fresh["resumed"]
+    assert resumed["iterations"] > fresh["iterations"] == 1

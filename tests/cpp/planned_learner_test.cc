@@ -1,0 +1,110 @@
+// The memory planner against no plan at all: two learners with the same seed, one sharing
+// buffers by liveness and one giving every blob its own, must agree bit for bit on every
+// output, gradient, parameter, momentum and statistic. A plan that lets two live blobs alias
+// (an operator writing over an input it still reads, a gradient freed before its update)
+// changes some of these numbers.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "crossbow/engine/learner.h"
+
+namespace crossbow {
+namespace {
+
+int64_t I(int64_t v) { return v; }
+
+// Branches, a concat, a skip connection that joins them, batch norm, in-place ReLUs and
+// max pooling: blobs with long, overlapping and forking lifetimes.
+LearnerSpec BranchedSpec(bool plan_memory) {
+  LearnerSpec spec;
+  spec.name = "branched";
+  spec.input_shape = {3, 8, 8};
+  spec.init_net.ops = {MakeFiller("MSRAFill", "w1", {8, 3, 3, 3}),
+                       MakeFiller("MSRAFill", "wa", {4, 8, 1, 1}),
+                       MakeFiller("MSRAFill", "wb", {4, 8, 3, 3}),
+                       MakeFiller("ConstantFill", "bb", {4}, {{"value", 0.1}}),
+                       MakeFiller("ConstantFill", "s", {8}, {{"value", 1.0}}),
+                       MakeFiller("ConstantFill", "b", {8}),
+                       MakeFiller("ConstantFill", "rm", {8}),
+                       MakeFiller("ConstantFill", "rv", {8}, {{"value", 1.0}}),
+                       MakeFiller("XavierFill", "fw", {5, 8}),
+                       MakeFiller("ConstantFill", "fb", {5})};
+  const auto conv = [](const std::string& x, const std::string& w, const std::string& y,
+                       int64_t kernel, int64_t pad, std::vector<std::string> bias = {}) {
+    std::vector<std::string> in = {x, w};
+    in.insert(in.end(), bias.begin(), bias.end());
+    return MakeOperator("Conv", in, {y}, {{"kernel", kernel}, {"pad", pad}});
+  };
+  spec.net.ops = {
+      conv("data", "w1", "c1", 3, 1),
+      MakeOperator("Relu", {"c1"}, {"c1"}),
+      conv("c1", "wa", "a", 1, 0),
+      conv("c1", "wb", "bconv", 3, 1, {"bb"}),
+      MakeOperator("Relu", {"bconv"}, {"bconv"}),
+      MakeOperator("Concat", {"a", "bconv"}, {"cat"}, {{"axis", I(1)}}),
+      MakeOperator("Add", {"cat", "c1"}, {"sum"}),
+      MakeOperator("SpatialBN", {"sum", "s", "b", "rm", "rv"}, {"n", "rm", "rv", "sm", "sv"}),
+      MakeOperator("Relu", {"n"}, {"r"}),
+      MakeOperator("MaxPool", {"r"}, {"p", "p_ws"},
+                   {{"kernel", I(2)}, {"stride", I(2)}, {"pad", I(0)}}),
+      MakeOperator("GlobalAveragePool", {"p"}, {"g"}),
+      MakeOperator("FC", {"g", "fw", "fb"}, {"logits"}),
+      MakeOperator("SoftmaxWithLoss", {"logits", "label"}, {"prob", "loss"}),
+      MakeOperator("Accuracy", {"prob", "label"}, {"top1"})};
+  spec.params = {"w1", "wa", "wb", "bb", "s", "b", "fw", "fb"};
+  spec.state = {"rm", "rv"};
+  spec.accuracy = {"top1"};
+  spec.solver.lr = 0.05;
+  spec.solver.weight_decay = 1e-4;
+  spec.seed = 11;
+  spec.plan_memory = plan_memory;
+  return spec;
+}
+
+bool SameBits(const Tensor& a, const Tensor& b) {
+  const Tensor ha = ToHost(a), hb = ToHost(b);
+  return ha.shape() == hb.shape() && std::memcmp(ha.raw_data(), hb.raw_data(), ha.nbytes()) == 0;
+}
+
+TEST(PlannedLearner, AgreesBitForBitWithAnUnplannedOne) {
+  Learner planned(BranchedSpec(true)), unplanned(BranchedSpec(false));
+  const int64_t n = 6;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> noise(0.f, 1.f);
+  std::vector<float> images(n * 192);
+  std::vector<int32_t> labels(n);
+  for (int step = 0; step < 4; ++step) {
+    SCOPED_TRACE(::testing::Message() << "step " << step);
+    for (float& v : images) v = noise(rng);
+    for (auto& l : labels) l = static_cast<int32_t>(rng() % 5);
+    const Shape shape = {n, 3, 8, 8};
+    const float loss = planned.ForwardBackward(images.data(), shape, labels.data());
+    EXPECT_EQ(loss, unplanned.ForwardBackward(images.data(), shape, labels.data()));
+    for (const auto& param : planned.spec().params) {
+      EXPECT_TRUE(SameBits(*planned.Gradient(param), *unplanned.Gradient(param)))
+          << "gradient of " << param;
+    }
+    planned.Update();
+    unplanned.Update();
+    std::vector<std::string> names = planned.spec().state;
+    for (const auto& param : planned.spec().params) {
+      names.insert(names.end(), {param, param + "_momentum"});
+    }
+    for (const auto& name : names) {
+      EXPECT_TRUE(SameBits(*planned.Blob(name), *unplanned.Blob(name))) << name;
+    }
+  }
+  EXPECT_GT(planned.memory_stats().unplanned_bytes, planned.memory_stats().planned_bytes);
+  const Shape shape = {n, 3, 8, 8};
+  const EvalResult a = planned.Evaluate(images.data(), shape, labels.data());
+  const EvalResult b = unplanned.Evaluate(images.data(), shape, labels.data());
+  EXPECT_EQ(a.loss, b.loss);
+  EXPECT_EQ(a.top1, b.top1);
+  EXPECT_TRUE(
+      SameBits(planned.Predict(images.data(), shape), unplanned.Predict(images.data(), shape)));
+}
+
+}  // namespace
+}  // namespace crossbow
