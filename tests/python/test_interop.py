@@ -1,0 +1,107 @@
+"""PyTorch weights in and out: every zoo net against its twin (torchvision's resnet50,
+scripts/torch_resnet.py, scripts/torch_twins.py), forward outputs within 1e-4 both ways; a
+missing, unexpected or misshapen tensor is named."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import crossbow
+from crossbow import _native, interop, torch_names
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+needs_C = pytest.mark.skipif(not _native.available(),
+                             reason="needs the C++ extension (scripts/setup.sh)")
+
+
+def _torch():
+    return pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch "
+                                               "torchvision); CI does not install it")
+
+
+def _twin(net):
+    _torch()
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import torch_resnet
+    import torch_twins
+    if net == "resnet50":
+        models = pytest.importorskip("torchvision.models", reason="needs torchvision")
+        return models.resnet50()
+    if net in ("lenet", "vgg16"):
+        return getattr(torch_twins, net)()
+    return torch_resnet.cifar_resnet(int(net[len("resnet"):]))
+
+
+def _randomise(twin, seed):
+    """Batch-norm statistics and affine terms away from 0 and 1, so that each counts."""
+    torch = _torch()
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in twin.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.normal_(0, 0.1, generator=g)
+                m.running_var.uniform_(0.5, 2.0, generator=g)
+                m.weight.uniform_(0.5, 1.5, generator=g)
+                m.bias.normal_(0, 0.1, generator=g)
+    return twin.eval()
+
+
+def _outputs(model, twin, seed):
+    torch = _torch()
+    x = np.random.default_rng(seed).normal(0, 1, (2,) + model.input_shape).astype(np.float32)
+    with torch.no_grad():
+        theirs = torch.softmax(twin(torch.from_numpy(x)), dim=1).numpy()
+    return model.predict(x), theirs
+
+
+@needs_C
+@pytest.mark.parametrize("net", crossbow.nets.NAMES)
+def test_from_torch_then_to_torch_agree_with_the_twin(net):
+    twin = _randomise(_twin(net), 0)
+    model = interop.from_torch(crossbow.nets.build(net), twin.state_dict())
+    ours, theirs = _outputs(model, twin, 1)
+    np.testing.assert_allclose(ours, theirs, atol=1e-4, rtol=0)
+    back = _randomise(_twin(net), 2)  # other weights, all replaced by the model's
+    back.load_state_dict(interop.to_torch(model), strict=True)
+    ours, theirs = _outputs(model, back.eval(), 3)
+    np.testing.assert_allclose(ours, theirs, atol=1e-4, rtol=0)
+
+
+def _numpy_state(net):
+    builder = crossbow.nets.builder(net)
+    return {key: np.zeros(builder.shapes[blob], np.float32)
+            for blob, key in torch_names.mapping(builder).items()}
+
+
+def test_a_missing_key_is_named_with_a_suggestion(fake_C):
+    state = _numpy_state("resnet20")
+    state["layers.0.c1.weights"] = state.pop("layers.0.c1.weight")
+    with pytest.raises(KeyError, match="no 'layers.0.c1.weight' \\(for resnet20's "
+                                       "'res1_1a_conv_w'\\); did you mean 'layers.0.c1.weights'"):
+        interop.from_torch(crossbow.nets.build("resnet20"), state)
+
+
+def test_a_misshapen_tensor_is_named(fake_C):
+    state = _numpy_state("resnet20")
+    state["fc.weight"] = np.zeros((100, 64), np.float32)
+    with pytest.raises(ValueError, match="state_dict\\['fc.weight'\\] has shape \\(100, 64\\), "
+                                         "resnet20's 'fc_w' is \\(10, 64\\)"):
+        interop.from_torch(crossbow.nets.build("resnet20"), state)
+
+
+def test_an_unexpected_tensor_is_named_unless_not_strict(fake_C):
+    state = _numpy_state("lenet")
+    state["ip3.weight"] = np.zeros((3, 3), np.float32)
+    with pytest.raises(ValueError, match="first 'ip3.weight'"):
+        interop.from_torch(crossbow.nets.build("lenet"), state)
+    model = interop.from_torch(crossbow.nets.build("lenet"), state, strict=False)
+    assert model.learner.blobs["ip1_w"].shape == (500, 800)
+
+
+def test_every_zoo_net_has_a_complete_name_map():
+    for net in crossbow.nets.NAMES:
+        builder = crossbow.nets.builder(net)
+        names = torch_names.mapping(builder)
+        assert set(names) == set(builder.params) | set(builder.state)
+        assert len(set(names.values())) == len(names), net  # no two blobs on one tensor
