@@ -61,6 +61,11 @@ def _reshape(g, op, ins, outs):
     g.node("Reshape", [ins[0], shape], outs[:1], op)
 
 
+def _reshape_like(g, op, ins, outs):
+    shape = g.node("Shape", [ins[1]], [g.fresh(op["name"] + "_shape")], op)[0]
+    g.node("Reshape", [ins[0], shape], outs[:1], op)
+
+
 def _same_name(onnx_type, inputs=None, **attrs):
     """A rule for operators that are one ONNX operator of the same meaning."""
     def rule(g, op, ins, outs):
@@ -83,6 +88,8 @@ CONVERTERS = {
     "Concat": _same_name("Concat", axis=lambda a: int(a.get("axis", 1))),
     "Flatten": _same_name("Flatten", axis=1),
     "Reshape": _reshape,
+    "ReshapeLike": _reshape_like,
+    "Copy": _same_name("Identity"),
     "ChannelPad": _channel_pad,
     "Dropout": _same_name("Identity", inputs=1),  # inference: X passes unchanged
     "Softmax": _same_name("Softmax", axis=1),
