@@ -25,7 +25,7 @@ def _real_spec():
         else:
             continue
         if spec is not None and spec.origin not in (None, "namespace") and \
-                not os.path.abspath(spec.origin).startswith(here + os.sep):
+                not os.path.realpath(spec.origin).startswith(here + os.sep):
             return spec
     package = os.path.join(root, "python", "crossbow")
     return importlib.util.spec_from_file_location(

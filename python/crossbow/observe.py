@@ -6,8 +6,7 @@ import contextlib
 import os
 
 from crossbow import run_settings, world
-
-CHECKPOINT_FILE = "checkpoint.cbt"  # the C++ loop's name for it (engine/checkpoint.cc)
+from crossbow.weights import CHECKPOINT_FILE
 
 
 def _resumes(options):

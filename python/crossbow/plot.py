@@ -49,8 +49,9 @@ def _distances(records):
 def _rates_by_learners(records):
     rates = {}
     for r in records:
-        if _finite(r.get("images_per_s")) and r["images_per_s"] > 0 and r.get("learners_per_device"):
-            rates.setdefault(r["learners_per_device"], []).append(r["images_per_s"])
+        rate = r.get("images_per_s")
+        if _finite(rate) and rate > 0 and r.get("learners_per_device"):
+            rates.setdefault(r["learners_per_device"], []).append(rate)
     ks = sorted(rates)
     return [(tuple(ks), tuple(sorted(rates[k])[len(rates[k]) // 2] for k in ks))] if ks else []
 

@@ -10,6 +10,7 @@ test/top5; the step is the iteration.
 import math
 import os
 import threading
+import time
 
 SCALARS = (("loss", "train/loss"), ("lr", "train/lr"), ("images_per_s", "train/images_per_s"),
            ("learners_per_device", "train/learners_per_device"), ("epoch", "train/epoch"),
@@ -32,7 +33,10 @@ def summary_writer(logdir):
     except ImportError as e:
         raise ImportError("tensorboard logging needs tensorboardX: pip install tensorboardX "
                           "tensorboard (scripts/setup.sh installs them)") from e
-    return SummaryWriter(os.fspath(logdir), flush_secs=5)
+    # tensorboardX names event files by the second: a run resumed within the second that the
+    # last one started in would overwrite its events without a suffix of its own.
+    return SummaryWriter(os.fspath(logdir), flush_secs=5,
+                         filename_suffix=f".{os.getpid()}.{time.time_ns()}")
 
 
 class MetricsFollower:

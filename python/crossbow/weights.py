@@ -9,7 +9,7 @@ import numpy as np
 
 from crossbow import _native
 
-CHECKPOINT_FILE = "checkpoint.cbt"
+CHECKPOINT_FILE = "checkpoint.cbt"  # the C++ loop's name for it (engine/checkpoint.cc)
 
 
 def checkpoint_path(path):

@@ -103,19 +103,24 @@ def _numpy_state(net):
             for blob, key in torch_names.mapping(builder).items()}
 
 
-def test_a_missing_key_is_named_with_a_suggestion(fake_C):
-    state = _numpy_state("resnet20")
+def _rename(state):
     state["layers.0.c1.weights"] = state.pop("layers.0.c1.weight")
-    with pytest.raises(KeyError, match="no 'layers.0.c1.weight' \\(for resnet20's "
-                                       "'res1_1a_conv_w'\\); did you mean 'layers.0.c1.weights'"):
-        interop.from_torch(crossbow.nets.build("resnet20"), state)
 
 
-def test_a_misshapen_tensor_is_named(fake_C):
-    state = _numpy_state("resnet20")
+def _reshape(state):
     state["fc.weight"] = np.zeros((100, 64), np.float32)
-    with pytest.raises(ValueError, match="state_dict\\['fc.weight'\\] has shape \\(100, 64\\), "
-                                         "resnet20's 'fc_w' is \\(10, 64\\)"):
+
+
+@pytest.mark.parametrize("change, error, message", [
+    (_rename, KeyError, "no 'layers.0.c1.weight' \\(for resnet20's 'res1_1a_conv_w'\\); did you "
+                        "mean 'layers.0.c1.weights'"),
+    (_reshape, ValueError, "state_dict\\['fc.weight'\\] has shape \\(100, 64\\), resnet20's "
+                           "'fc_w' is \\(10, 64\\)"),
+])
+def test_a_missing_or_misshapen_tensor_is_named(fake_C, change, error, message):
+    state = _numpy_state("resnet20")
+    change(state)
+    with pytest.raises(error, match=message):
         interop.from_torch(crossbow.nets.build("resnet20"), state)
 
 

@@ -70,6 +70,10 @@ def test_crossbow_export_writes_a_checkpoints_average_model(tmp_path, capsys):
     weights = {t.name: onnx.numpy_helper.to_array(t) for t in onnx.load(str(out)).graph.initializer}
     np.testing.assert_array_equal(weights["ip2_w"], tensors["z/ip2_w"])
     assert not np.array_equal(tensors["z/ip2_w"], tensors["learner0/ip2_w"])
+    assert cli.main(["export", "--net", "resnet20", "--checkpoint", str(ckpt), "--output",
+                     str(tmp_path / "wrong.onnx")]) == 1
+    assert ("(a training checkpoint) has no blob 'z/conv1_conv_w' of net 'resnet20'"
+            in capsys.readouterr().err)
 
 
 def test_input_size_sets_the_graph_input_and_is_checked(no_C, tmp_path):

@@ -110,3 +110,15 @@ def test_crossbow_train_tensorboard_flag(tmp_path):
     assert [s for s, _ in _events(logdir)["train/loss"]] == [5, 10, 15, 20]
     assert cli.main(args + ["--iterations", "30", "--resume"]) == 0
     assert [s for s, _ in _events(logdir)["train/loss"]] == [5, 10, 15, 20, 25, 30]
+
+
+def test_two_runs_in_one_second_keep_both_their_events(tmp_path):
+    """tensorboardX names event files by the second; each run's file needs a name of its own."""
+    logdir = tmp_path / "tb"
+    for i in (1, 2):
+        metrics = tmp_path / f"m{i}.jsonl"
+        metrics.write_text(_line(i))
+        follower = MetricsFollower(metrics, logdir)
+        follower.stop()
+    assert [s for s, _ in _events(logdir)["train/loss"]] == [1, 2]
+    assert len(os.listdir(logdir)) == 2
