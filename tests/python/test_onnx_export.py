@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import crossbow
-from crossbow import ModelBuilder, cli, onnx_export
+from crossbow import ModelBuilder, cli, onnx_export, weights
 from crossbow import _native
 
 onnx = pytest.importorskip("onnx", reason="ONNX export needs the onnx package (setup.sh)")
@@ -67,9 +67,12 @@ def test_crossbow_export_writes_a_checkpoints_average_model(tmp_path, capsys):
                      str(out)]) == 0
     assert "input data [N, 1, 28, 28]" in capsys.readouterr().out
     tensors = _native.load().load_tensors(str(ckpt / "checkpoint.cbt"))
-    weights = {t.name: onnx.numpy_helper.to_array(t) for t in onnx.load(str(out)).graph.initializer}
-    np.testing.assert_array_equal(weights["ip2_w"], tensors["z/ip2_w"])
+    stored = {t.name: onnx.numpy_helper.to_array(t) for t in onnx.load(str(out)).graph.initializer}
+    np.testing.assert_array_equal(stored["ip2_w"], tensors["z/ip2_w"])
     assert not np.array_equal(tensors["z/ip2_w"], tensors["learner0/ip2_w"])
+    z = weights.load_model("lenet", ckpt)  # the checkpoint's z as a Model
+    x = _blobs(8, 2)[0]
+    np.testing.assert_allclose(_session(out).run(None, {"data": x})[0], z.predict(x), atol=1e-4)
     assert cli.main(["export", "--net", "resnet20", "--checkpoint", str(ckpt), "--output",
                      str(tmp_path / "wrong.onnx")]) == 1
     assert ("(a training checkpoint) has no blob 'z/conv1_conv_w' of net 'resnet20'"
