@@ -1,6 +1,7 @@
 #include "data/batch_ring.h"
 
 #include <algorithm>
+#include <array>
 
 #include "crossbow/core/enforce.h"
 
@@ -107,6 +108,15 @@ int64_t BatchRing::held() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return std::count_if(slots_.begin(), slots_.end(),
                        [](const Slot& s) { return s.state == Slot::State::kAcquired; });
+}
+
+std::string BatchRing::Describe() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::array<int, 4> count{};
+  for (const Slot& slot : slots_) ++count[static_cast<int>(slot.state)];
+  return detail::Concat("next batch ", next_acquire_, "; ", slots_.size(), " slots: ", count[0],
+                        " free, ", count[1], " being filled, ", count[2], " ready, ", count[3],
+                        " held", stopped_ ? "; stopped" : "");
 }
 
 }  // namespace crossbow::data

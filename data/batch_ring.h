@@ -5,6 +5,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "crossbow/core/batch_source.h"
@@ -48,6 +49,9 @@ class BatchRing {
   // The first batch not yet released: where a restored source starts again.
   int64_t FirstUnreleased() const;
   int64_t held() const;  // batches acquired and not released
+  int slots() const { return static_cast<int>(slots_.size()); }
+  // The ring's state in a few words: which batch consumers wait for, what the slots hold.
+  std::string Describe() const;
 
  private:
   Slot& SlotFor(int64_t sequence) { return slots_[(sequence - first_) % slots_.size()]; }

@@ -2,12 +2,14 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <sstream>
 
+#include "crossbow/core/console.h"
 #include "crossbow/core/enforce.h"
 
 namespace crossbow::data {
@@ -34,19 +36,23 @@ void Progress::Advance(int64_t count) {
   Draw();
 }
 
-void Progress::Draw() {
+std::string Progress::Text() const {
   const double elapsed = seconds();
   char line[160];
-  std::snprintf(line, sizeof(line), "\r%s %lld/%lld (%.0f%%) %.0f records/s", label_.c_str(),
+  std::snprintf(line, sizeof(line), "%s %lld/%lld (%.0f%%) %.0f records/s", label_.c_str(),
                 static_cast<long long>(done_), static_cast<long long>(total_),
                 total_ > 0 ? 100.0 * done_ / total_ : 100.0, elapsed > 0 ? done_ / elapsed : 0.0);
-  std::cerr << line << std::flush;
+  return line;
 }
+
+void Progress::Draw() { Console::Get().Status(Text()); }
 
 void Progress::Finish() {
   if (!enabled_) return;
+  Console& console = Console::Get();
+  if (!console.terminal()) return console.Line(Text());  // a log file gets the last line only
   Draw();
-  std::cerr << "\n";
+  console.EndStatus();
 }
 
 ConvertSink::ConvertSink(const std::string& db, int64_t total, const WriteOptions& options)
@@ -56,6 +62,9 @@ ConvertSink::ConvertSink(const std::string& db, int64_t total, const WriteOption
 
 void ConvertSink::Write(const std::string& key, const Datum& datum) {
   writer_.Put(key, SerializeDatum(datum));
+  const bool first = summary_.max_label < summary_.min_label;
+  summary_.min_label = first ? datum.label : std::min(summary_.min_label, datum.label);
+  summary_.max_label = first ? datum.label : std::max(summary_.max_label, datum.label);
   progress_.Advance();
 }
 
@@ -114,8 +123,9 @@ std::string DescribeSkips(const std::vector<SkippedRecord>& skipped) {
 std::string ConvertSummary::ToString() const {
   std::ostringstream out;
   out << "wrote " << written << " records to " << db << " in " << seconds << " s ("
-      << (seconds > 0 ? static_cast<int64_t>(written / seconds) : written)
-      << " records/s); skipped " << DescribeSkips(skipped);
+      << (seconds > 0 ? static_cast<int64_t>(written / seconds) : written) << " records/s)";
+  if (max_label >= min_label) out << ", labels " << min_label << ".." << max_label;
+  out << "; skipped " << DescribeSkips(skipped);
   return out.str();
 }
 

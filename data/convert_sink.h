@@ -11,7 +11,8 @@
 
 namespace crossbow::data {
 
-// "\r<label> done/total (pct%) rate records/s" on stderr, redrawn at most 4 times a second.
+// "<label> done/total (pct%) rate records/s" as the console's status line, redrawn at most 4
+// times a second; where stderr is not a terminal, only the last one, as a line.
 class Progress {
  public:
   Progress(std::string label, int64_t total, bool enabled);
@@ -20,6 +21,7 @@ class Progress {
   double seconds() const;
 
  private:
+  std::string Text() const;
   void Draw();
   std::string label_;
   int64_t total_, done_ = 0;

@@ -23,7 +23,8 @@ struct ConvertSummary {
   int64_t written = 0;
   std::vector<SkippedRecord> skipped;
   double seconds = 0;
-  std::string ToString() const;  // counts by reason, then the first skips one a line
+  int32_t min_label = 0, max_label = -1;  // of the records written; max < min: none
+  std::string ToString() const;  // counts, the label range, skips by reason, the first skips
 };
 
 struct WriteOptions {

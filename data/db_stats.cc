@@ -78,11 +78,11 @@ ChannelStats ComputeChannelStats(const std::string& db, bool progress) {
   ChannelStats stats;
   std::vector<double> sum, square;
   double count = 0;
-  std::vector<std::string_view> values(kChunk);
+  std::vector<std::string> values(kChunk);
   std::vector<RecordSums> measured(kChunk);
   for (int64_t begin = 0; begin < reader.size(); begin += kChunk) {
     const int64_t end = std::min(reader.size(), begin + kChunk);
-    for (int64_t i = begin; i < end; ++i) values[i - begin] = txn.Get(i);
+    for (int64_t i = begin; i < end; ++i) values[i - begin] = std::string(txn.Get(i));
 #pragma omp parallel for schedule(dynamic, 16)
     for (int64_t i = begin; i < end; ++i) measured[i - begin] = Measure(values[i - begin]);
     for (int64_t i = begin; i < end; ++i) {  // in record order, so that sums are reproducible

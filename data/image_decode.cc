@@ -22,7 +22,9 @@ void ConvertChannels(cv::Mat* image, int channels, bool rgb) {
   }
 }
 
-bool DecodeRaw(const Datum& datum, cv::Mat* out, std::string* error) {
+// Raw colour records hold BGR planes (Caffe's order); `rgb` reverses them, as it does decoded
+// images.
+bool DecodeRaw(const Datum& datum, bool rgb, cv::Mat* out, std::string* error) {
   if (!CheckRawDatum(datum, error)) return false;
   if (datum.channels != 1 && datum.channels != 3) {
     return Fail(error,
@@ -31,7 +33,10 @@ bool DecodeRaw(const Datum& datum, cv::Mat* out, std::string* error) {
   const int h = datum.height, w = datum.width;
   auto* bytes = reinterpret_cast<uchar*>(const_cast<char*>(datum.data.data()));
   std::vector<cv::Mat> planes;
-  for (int c = 0; c < datum.channels; ++c) planes.emplace_back(h, w, CV_8UC1, bytes + c * h * w);
+  for (int c = 0; c < datum.channels; ++c) {
+    const int plane = rgb && datum.channels == 3 ? 2 - c : c;
+    planes.emplace_back(h, w, CV_8UC1, bytes + plane * h * w);
+  }
   cv::merge(planes, *out);
   return true;
 }
@@ -79,7 +84,7 @@ bool DecodeEncoded(const Datum& datum, int channels, bool rgb, cv::Mat* out, std
 bool DecodeDatum(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error) {
   if (datum.data.empty()) return Fail(error, "record has no pixel data");
   const bool ok = datum.encoded ? DecodeEncoded(datum, channels, rgb, out, error)
-                                : DecodeRaw(datum, out, error);
+                                : DecodeRaw(datum, rgb, out, error);
   if (!ok) return false;
   ConvertChannels(out, channels, rgb);
   return true;

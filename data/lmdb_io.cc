@@ -2,9 +2,11 @@
 
 #include <glog/logging.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "crossbow/core/enforce.h"
+#include "data/mapped_read.h"
 
 namespace crossbow::data {
 namespace {
@@ -47,23 +49,50 @@ LmdbReader::LmdbReader(const std::string& path) : path_(path) {
   const int rc = mdb_env_open(guard.env, path.c_str(), flags, 0664);
   CROSSBOW_ENFORCE(rc != MDB_INVALID && rc != MDB_VERSION_MISMATCH, "not an LMDB: ", path, " (",
                    mdb_strerror(rc), ")");
+  data_file_ = folder ? (fs::path(path) / "data.mdb").string() : path;
   Check(rc, "open", path);
+  env_ = guard.env;
+  CheckFileSize();
 
   Check(mdb_txn_begin(guard.env, nullptr, MDB_RDONLY, &guard.txn), "txn_begin", path);
   Check(mdb_dbi_open(guard.txn, nullptr, 0, &dbi_), "dbi_open", path);
   MDB_cursor* cursor;
   Check(mdb_cursor_open(guard.txn, dbi_, &cursor), "cursor_open", path);
-  MDB_val key, value;
-  int step = mdb_cursor_get(cursor, &key, &value, MDB_FIRST);
-  while (step == MDB_SUCCESS) {
-    keys_.emplace_back(View(key));
-    step = mdb_cursor_get(cursor, &key, &value, MDB_NEXT);
-  }
+  int step = MDB_SUCCESS;
+  const bool read = ReadMappedPages([&] {
+    MDB_val key, value;
+    step = mdb_cursor_get(cursor, &key, &value, MDB_FIRST);
+    while (step == MDB_SUCCESS) {
+      keys_.emplace_back(View(key));
+      step = mdb_cursor_get(cursor, &key, &value, MDB_NEXT);
+    }
+  });
   mdb_cursor_close(cursor);
+  if (!read) FailTruncated("listing its keys");
   Check(step == MDB_NOTFOUND ? MDB_SUCCESS : step, "cursor scan", path);
   CROSSBOW_ENFORCE(!keys_.empty(), "empty LMDB: ", path, " holds no records");
-  env_ = guard.env;
   guard.env = nullptr;
+}
+
+void LmdbReader::CheckFileSize() const {
+  MDB_envinfo info;
+  MDB_stat stat;
+  Check(mdb_env_info(env_, &info), "env_info", path_);
+  Check(mdb_env_stat(env_, &stat), "env_stat", path_);
+  const uint64_t needed = (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat.ms_psize;
+  std::error_code ec;
+  const uint64_t size = fs::file_size(data_file_, ec);
+  CROSSBOW_ENFORCE(!ec, "cannot read the size of ", data_file_, ": ", ec.message());
+  CROSSBOW_ENFORCE(size >= needed, "LMDB ", path_, " is truncated: ", data_file_, " has ", size,
+                   " bytes, its pages need ", needed, " (a copy cut short or a full disk?)");
+}
+
+void LmdbReader::FailTruncated(const std::string& during) const {
+  std::error_code ec;
+  const auto size = fs::file_size(data_file_, ec);
+  CROSSBOW_FAIL("LMDB ", path_, ": ", data_file_, " was truncated while ", during, " (it has ",
+                ec ? std::string("no readable size") : std::to_string(size) + " bytes now)",
+                "; was it overwritten or cut short by another process?");
 }
 
 LmdbReader::~LmdbReader() { mdb_env_close(env_); }
@@ -78,10 +107,18 @@ std::string_view LmdbReader::Transaction::Get(int64_t index) {
   CROSSBOW_ENFORCE(index >= 0 && index < reader_.size(), "record index ", index,
                    " out of range [0, ", reader_.size(), ") in ", reader_.path_);
   MDB_val key = Val(reader_.keys_[index]), value;
-  const int rc = mdb_get(txn_, reader_.dbi_, &key, &value);
+  int rc = MDB_SUCCESS;
+  // Copied under the guard: the decoders read the bytes later, outside it.
+  const bool read = ReadMappedPages([&] {
+    rc = mdb_get(txn_, reader_.dbi_, &key, &value);
+    if (rc != MDB_SUCCESS) return;
+    value_.resize(value.mv_size);
+    std::memcpy(value_.data(), value.mv_data, value.mv_size);
+  });
+  if (!read) reader_.FailTruncated("reading key '" + reader_.keys_[index] + "'");
   CROSSBOW_ENFORCE(rc == MDB_SUCCESS, "LMDB get of key '", reader_.keys_[index], "' failed in ",
                    reader_.path_, ": ", mdb_strerror(rc));
-  return View(value);
+  return value_;
 }
 
 void LmdbReader::Transaction::Renew() {

@@ -11,8 +11,11 @@ namespace crossbow::data {
 
 // Read-only LMDB database: opened without thread-local lock slots (MDB_NOTLS | MDB_RDONLY),
 // its keys listed once at open so that records can be read in any order by index.
-// Throws crossbow::Error naming the path when it is missing, not an LMDB, or empty. `path` is
-// a folder (as Caffe makes it) or a single-file LMDB (MDB_NOSUBDIR, e.g. Python's subdir=False).
+// Throws crossbow::Error naming the path when it is missing, not an LMDB, empty, or shorter than
+// its pages need (a copy cut short, a full disk): LMDB maps the file, and reading a page past
+// its end would kill the process with SIGBUS. `path` is a folder (as Caffe makes it) or a
+// single-file LMDB (MDB_NOSUBDIR, e.g. Python's subdir=False). A file truncated while it is read
+// makes the read throw, naming the path (data/mapped_read.h), instead of crashing.
 class LmdbReader {
  public:
   explicit LmdbReader(const std::string& path);
@@ -31,17 +34,24 @@ class LmdbReader {
     ~Transaction();
     Transaction(const Transaction&) = delete;
     Transaction& operator=(const Transaction&) = delete;
-    std::string_view Get(int64_t index);  // the value of record `index`
+    // The value of record `index`, copied out of the map: valid until the next Get.
+    std::string_view Get(int64_t index);
     // Ends and restarts the read transaction (releases pages of a long scan).
     void Renew();
 
    private:
     const LmdbReader& reader_;
     MDB_txn* txn_ = nullptr;
+    std::string value_;
   };
 
  private:
+  // Throws when the data file is shorter than the pages LMDB has written.
+  void CheckFileSize() const;
+  [[noreturn]] void FailTruncated(const std::string& during) const;
+
   std::string path_;
+  std::string data_file_;
   MDB_env* env_ = nullptr;
   MDB_dbi dbi_ = 0;
   std::vector<std::string> keys_;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "data/epoch_order.h"
+#include "data/label_range.h"
 #include "data/rng.h"
 
 namespace crossbow::data {
@@ -43,15 +44,37 @@ ImageLoader::ImageLoader(LoaderOptions options) : options_(std::move(options)) {
   reader_ = std::make_unique<LmdbReader>(o.path);
   const int64_t records = reader_->size();
   CROSSBOW_ENFORCE(records > 0, o.path, " is an empty LMDB: there are no records to load");
+  if (o.num_classes > 0) CheckLabels(o.path, o.num_classes);
   transformer_ = std::make_unique<Transformer>(o.transform, ReadProbe(*reader_));
   batches_per_epoch_ =
       o.drop_last ? records / o.batch_size : (records + o.batch_size - 1) / o.batch_size;
   CROSSBOW_ENFORCE_VALUE(batches_per_epoch_ > 0, "drop_last with batch_size ", o.batch_size,
                          " leaves no batch of the ", records, " records in ", o.path);
-  const int slots = o.slots > 0 ? o.slots : 2 * o.workers + 2;
-  ring_ =
-      std::make_unique<BatchRing>(slots, o.batch_size * transformer_->output_size(), o.batch_size);
+  ring_ = std::make_unique<BatchRing>(RingSlots(1), o.batch_size * transformer_->output_size(),
+                                      o.batch_size);
   Start(0);
+}
+
+int ImageLoader::RingSlots(int held) const {
+  const int workers = options_.workers;
+  return std::max(options_.slots > 0 ? options_.slots : 2 * workers + 2, held + 2 * workers);
+}
+
+void ImageLoader::ReserveHeld(int batches) {
+  CROSSBOW_ENFORCE_VALUE(batches >= 1, "ReserveHeld needs at least one batch, got ", batches);
+  const int slots = RingSlots(batches);
+  if (slots <= ring_->slots()) return;
+  CROSSBOW_ENFORCE(ring_->held() == 0, "ReserveHeld() while ", ring_->held(),
+                   " batch(es) are held: release them first");
+  const int64_t first = ring_->FirstUnreleased();
+  Stop();
+  ring_ = std::make_unique<BatchRing>(slots, options_.batch_size * transformer_->output_size(),
+                                      options_.batch_size);
+  Start(first);
+}
+
+std::string ImageLoader::Describe() const {
+  return detail::Concat(options_.path, ": ", options_.workers, " worker(s); ", ring_->Describe());
 }
 
 ImageLoader::~ImageLoader() { Stop(); }
@@ -138,8 +161,9 @@ const Batch* ImageLoader::Acquire() {
       int64_t& corrupt = corrupt_[batch.epoch];
       corrupt += slot->corrupt;
       if (batch.last_in_epoch) {
-        LOG(INFO) << options_.path << ": epoch " << batch.epoch << " read, " << corrupt
-                  << " corrupt record(s) skipped";
+        LOG_IF(WARNING, corrupt > 0) << options_.path << ": epoch " << batch.epoch << " read, "
+                                     << corrupt << " corrupt record(s) skipped";
+        VLOG_IF(1, corrupt == 0) << options_.path << ": epoch " << batch.epoch << " read";
       }
     }
     // A batch of nothing but corrupt records is dropped, unless it marks the epoch's end.

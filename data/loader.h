@@ -22,8 +22,8 @@ struct LoaderOptions {
   bool shuffle = true;        // a new permutation every epoch, seeded by (seed, epoch)
   uint64_t seed = 0;
   int workers = 1;      // threads that read, decode and augment
-  int slots = 0;        // batches in the ring; 0: 2 * workers + 2
-  int num_classes = 0;  // labels outside [0, num_classes) are corrupt; 0 checks nothing
+  int slots = 0;        // batches in the ring at least; 0: 2 * workers + 2 (grown by ReserveHeld)
+  int num_classes = 0;  // a DB with labels outside [0, num_classes) is refused; 0: unchecked
   bool drop_last = false;
 };
 
@@ -50,6 +50,8 @@ class ImageLoader : public BatchSource {
   std::string SaveState() const override;
   void RestoreState(const std::string& state) override;
   void Shard(const BatchShard& shard) override;
+  void ReserveHeld(int batches) override;
+  std::string Describe() const override;
 
   int64_t batches_per_epoch() const { return batches_per_epoch_; }
   // Corrupt records skipped in `epoch`, over the batches acquired so far.
@@ -59,6 +61,8 @@ class ImageLoader : public BatchSource {
  private:
   // Sequences count this rank's batches (BatchShard::Global maps them to the run's).
   void Start(int64_t first_sequence);
+  // Ring slots for a consumer that holds `held` batches: those, plus two per worker to fill.
+  int RingSlots(int held) const;
   void Stop();
   void Work(int worker, int64_t first_sequence);
   void Fill(int64_t global, const std::vector<int64_t>& order, LmdbReader::Transaction* transaction,

@@ -23,9 +23,12 @@ struct Pixels {
   int64_t channel_step, row_step, pixel_step;
 };
 
-Pixels Planar(const Datum& datum) {
+// Raw records hold BGR planes (Caffe's order): `rgb` reads colour ones backwards.
+Pixels Planar(const Datum& datum, bool rgb) {
   const int64_t h = datum.height, w = datum.width;
-  return {reinterpret_cast<const uint8_t*>(datum.data.data()), h, w, h * w, w, 1};
+  const auto* bytes = reinterpret_cast<const uint8_t*>(datum.data.data());
+  if (rgb && datum.channels == 3) return {bytes + 2 * h * w, h, w, -h * w, w, 1};
+  return {bytes, h, w, h * w, w, 1};
 }
 
 Pixels Interleaved(const cv::Mat& image) {
@@ -122,6 +125,8 @@ Transformer::Transformer(TransformConfig config, const Datum& probe) : config_(s
   std::string error;
   CROSSBOW_ENFORCE(DecodeDatum(probe, c.channels, c.rgb, &image, &error),
                    "the first record of the DB is unreadable: ", error);
+  CROSSBOW_ENFORCE_VALUE(SizeFits(image.rows, image.cols, &error),
+                         "the first record of the DB: ", error);
   if (c.resize > 0) ResizeShorterSide(&image, c.resize);
   const int64_t channels = image.channels();
   shape_ = c.crop > 0 ? Shape{channels, c.crop, c.crop} : Shape{channels, image.rows, image.cols};
@@ -154,6 +159,15 @@ Transformer::Transformer(TransformConfig config, const Datum& probe) : config_(s
   }
 }
 
+bool Transformer::SizeFits(int64_t height, int64_t width, std::string* error) const {
+  const int size = config_.fixed_size;
+  if (size == 0 || (height == size && width == size)) return true;
+  return Fail(error, "image is " + std::to_string(height) + "x" + std::to_string(width) +
+                         "; preset '" + config_.preset + "' takes " + std::to_string(size) + "x" +
+                         std::to_string(size) +
+                         " images (for other sizes: --augment imagenet, which resizes and crops)");
+}
+
 bool Transformer::Apply(const Datum& datum, uint64_t seed, float* out, std::string* error) const {
   const TransformConfig& c = config_;
   const int64_t channels = shape_[0], height = shape_[1], width = shape_[2];
@@ -166,7 +180,7 @@ bool Transformer::Apply(const Datum& datum, uint64_t seed, float* out, std::stri
   Pixels pixels;
   if (in_place) {
     if (!CheckRawDatum(datum, error)) return false;
-    pixels = Planar(datum);
+    pixels = Planar(datum, c.rgb);
   } else {
     if (!DecodeDatum(datum, c.channels, c.rgb, &image, error)) return false;
     if (c.train && c.random_resized_crop) {
@@ -177,6 +191,7 @@ bool Transformer::Apply(const Datum& datum, uint64_t seed, float* out, std::stri
     }
     pixels = Interleaved(image);
   }
+  if (!SizeFits(pixels.height, pixels.width, error)) return false;
 
   Window window;
   const int64_t padded_h = pixels.height + 2 * c.pad, padded_w = pixels.width + 2 * c.pad;

@@ -14,8 +14,8 @@ namespace crossbow::data {
 struct TransformConfig {
   bool train = true;
   int channels = 0;  // 1 grayscale, 3 colour; 0 keeps what the first record holds
-  // Encoded colour images decode to BGR, as Caffe does and as `crossbow convert imageset` stores
-  // raw records, or to RGB (torchvision's order) when `rgb`.
+  // Colour images come out BGR, as Caffe decodes them and as `crossbow convert imageset` stores
+  // raw records, or RGB (torchvision's order) when `rgb`: encoded and raw records alike.
   bool rgb = false;
   int resize = 0;  // the shorter side is resized to this first (0: keep)
   int crop = 0;    // square output side (0: the image's own size, the same for every record)
@@ -30,6 +30,11 @@ struct TransformConfig {
   // the per-channel mean when given. Empty mean means 0 and empty std means 1.
   float scale = 1.0f / 255.0f;
   std::vector<float> mean, std, mean_image;
+  // Records must be fixed_size x fixed_size (0: any size): for presets that neither resize nor
+  // crop to fit, so that an image of another size is refused rather than cut. `preset` names
+  // the preset the config came from, for messages.
+  int fixed_size = 0;
+  std::string preset;
 };
 
 // Decodes and augments records into NCHW float. Thread-safe (Apply is const) and
@@ -48,6 +53,9 @@ class Transformer {
   bool Apply(const Datum& datum, uint64_t seed, float* out, std::string* error) const;
 
  private:
+  // False with the reason when the config takes a fixed size that the image is not.
+  bool SizeFits(int64_t height, int64_t width, std::string* error) const;
+
   TransformConfig config_;
   Shape shape_;
   std::vector<float> multiplier_;  // per channel: scale / std

@@ -1,34 +1,49 @@
 """The model zoo: ``build("resnet32")`` returns a ready Model, ``builder(...)`` its net.
 
 Nets: LeNet (MNIST), the CIFAR ResNets of He et al. 2016 (20/32/56/110), VGG-16 with
-batch norm (CIFAR), and ResNet-50 v1.5 (ImageNet).
+batch norm (CIFAR), and the ImageNet ResNet-18, ResNet-34 and ResNet-50 v1.5, which take
+``input_size`` (224 by default).
 """
 import difflib
 
 from crossbow.model import Model
 
-NAMES = ("lenet", "resnet20", "resnet32", "resnet56", "resnet110", "vgg16", "resnet50")
-_DEFAULT_CLASSES = {"resnet50": 1000}  # the others: 10 (MNIST, CIFAR-10)
+NAMES = ("lenet", "resnet20", "resnet32", "resnet56", "resnet110", "vgg16", "resnet18",
+         "resnet34", "resnet50")
+IMAGENET = ("resnet18", "resnet34", "resnet50")  # 1000 classes, any input_size; the others: 10
+# Each net's input preset (crossbow.data.ImageDB, `--augment`): its data set's pipeline.
+PRESETS = dict({name: "cifar" for name in NAMES}, lenet="mnist",
+               **{name: "imagenet" for name in IMAGENET})
 
 
-def builder(name, num_classes=None):
-    """The ModelBuilder of a zoo net; num_classes defaults to its dataset's (10, or 1000)."""
+def builder(name, num_classes=None, input_size=None):
+    """The ModelBuilder of a zoo net, with its input preset as ``preset``; num_classes defaults
+    to its dataset's (10, or 1000), and input_size (ImageNet nets only) to 224."""
+    m = _builder(name, num_classes, input_size)
+    m.preset = PRESETS[name]
+    return m
+
+
+def _builder(name, num_classes, input_size):
     if name not in NAMES:
         near = difflib.get_close_matches(name, NAMES, n=1)
         hint = f"; did you mean '{near[0]}'?" if near else ""
         raise ValueError(f"unknown net '{name}'{hint} (nets: {', '.join(NAMES)})")
-    classes = _DEFAULT_CLASSES.get(name, 10) if num_classes is None else int(num_classes)
+    classes = (1000 if name in IMAGENET else 10) if num_classes is None else int(num_classes)
     if classes < 2:
         raise ValueError(f"num_classes must be >= 2, got {classes}")
+    if input_size is not None and name not in IMAGENET:
+        raise ValueError(f"{name} has a fixed input size; input_size (--input-size) is for "
+                         f"{', '.join(IMAGENET)}")
+    if name in IMAGENET:
+        from crossbow.nets.imagenet_resnet import resnet
+        return resnet(int(name[len("resnet"):]), classes, input_size or 224)
     if name == "lenet":
         from crossbow.nets.lenet import lenet
         return lenet(classes)
     if name == "vgg16":
         from crossbow.nets.vgg import vgg16
         return vgg16(classes)
-    if name == "resnet50":
-        from crossbow.nets.imagenet_resnet import resnet
-        return resnet(50, classes)
     from crossbow.nets.cifar_resnet import resnet
     return resnet(int(name[len("resnet"):]), classes)
 

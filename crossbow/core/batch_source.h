@@ -53,6 +53,12 @@ class BatchSource {
   // Blocks until a batch is ready. The batch stays valid until Release().
   virtual const Batch* Acquire() = 0;
   virtual void Release(const Batch* batch) = 0;
+  // The most batches its consumer holds at once (the engine: one per learner). A source with a
+  // fixed pool of batch buffers grows the pool to fit, so that no learner count can exhaust it.
+  // Only while no batch is held.
+  virtual void ReserveHeld(int batches) {}
+  // What the source is doing or waiting for, in a few words, for a stall report.
+  virtual std::string Describe() const { return ""; }
 
   // Position and random state, for checkpoints: restoring it makes the source continue with
   // the batch after the last one released before SaveState().

@@ -5,28 +5,14 @@
 #include <memory>
 #include <sstream>
 
+#include "crossbow/core/names.h"
+
 namespace crossbow {
 namespace {
 
 std::map<std::string, std::unique_ptr<OpSchema>>& Schemas() {
   static std::map<std::string, std::unique_ptr<OpSchema>> schemas;
   return schemas;
-}
-
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      bool same = std::tolower(a[i - 1]) == std::tolower(b[j - 1]);
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
 }
 
 }  // namespace
@@ -157,14 +143,7 @@ std::vector<std::string> SchemaRegistry::Types() {
 }
 
 void SchemaRegistry::FailUnknown(const std::string& type) {
-  std::string best;
-  size_t best_distance = 1 + type.size() / 2;
-  for (const auto& kv : Schemas()) {
-    size_t d = EditDistance(type, kv.first);
-    if (d < best_distance) best_distance = d, best = kv.first;
-  }
-  throw ValueError(detail::Concat("unknown operator '", type, "'",
-                                  best.empty() ? "" : "; did you mean '" + best + "'?"));
+  throw ValueError(detail::Concat("unknown operator '", type, "'", DidYouMean(type, Types())));
 }
 
 }  // namespace crossbow

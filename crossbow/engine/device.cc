@@ -4,10 +4,12 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "crossbow/comm/process_group.h"
@@ -39,6 +41,27 @@ std::vector<int> ParseCoreRange(const std::string& item) {
   std::vector<int> cores;
   for (int c = first; c <= last; ++c) cores.push_back(c);
   return cores;
+}
+
+std::string CoreList(const std::vector<int>& cores) {
+  std::ostringstream out;
+  for (size_t i = 0; i < cores.size(); ++i) {
+    size_t j = i;
+    while (j + 1 < cores.size() && cores[j + 1] == cores[j] + 1) ++j;
+    out << (i ? "," : "") << cores[i];
+    if (j > i) out << "-" << cores[j];
+    i = j;
+  }
+  return out.str();
+}
+
+void CheckCoresExist(const std::vector<int>& cores) {
+  const std::vector<int> available = AvailableCores();
+  for (int c : cores) {
+    CROSSBOW_ENFORCE_VALUE(std::find(available.begin(), available.end(), c) != available.end(),
+                           "--devices names core ", c, ", but this process may run on cores ",
+                           CoreList(available), " only (", available.size(), " cores)");
+  }
 }
 
 }  // namespace
@@ -78,7 +101,10 @@ void CheckDevices(const std::vector<DeviceLayout>& devices) {
     const std::string name = d.device.ToString();
     CROSSBOW_ENFORCE_VALUE(d.device.type == type, "devices ", devices[0].device.ToString(), " and ",
                            name, ": CPU and GPU devices cannot be mixed in one engine");
-    if (d.device.type != DeviceType::kCUDA) continue;
+    if (d.device.type != DeviceType::kCUDA) {
+      CheckCoresExist(d.cores);
+      continue;
+    }
     CROSSBOW_ENFORCE_VALUE(HasDeviceBackend(DeviceType::kCUDA), "device ", name, " was asked ",
                            "for but this Crossbow was built without CUDA (configure with ",
                            "-DCROSSBOW_CUDA=ON on a machine with the CUDA toolkit and cuDNN)");

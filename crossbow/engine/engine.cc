@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <vector>
 
 #include "crossbow/comm/in_process.h"
@@ -205,6 +206,7 @@ void Engine::Impl::SetLearnersPerDevice(int k) {
     throw;
   }
   if (world_ > 1) train_->Shard({process_rank_, world_, num_learners()});
+  train_->ReserveHeld(num_learners());
   LOG(INFO) << "engine: " << (world_ > 1 ? detail::Concat(world_, " ranks x ") : "")
             << devices_.size() << " device(s) x " << k << " learner(s)";
   StartThreads();
@@ -232,19 +234,35 @@ IterationResult Engine::Impl::Iterate() {
   for (auto& device : devices_) {
     for (auto& slot : device->slots) slots.push_back(slot.get());
   }
-  // Batches are taken here, in learner order, so that a run is reproducible.
+  // Batches are taken here, in learner order, so that a run is reproducible. Each is posted as
+  // soon as it is taken: a learner releases its batch after its forward and backward pass, so
+  // a source with fewer buffers than learners still serves them all.
+  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
   for (size_t i = 0; i < slots.size(); ++i) {
+    const Batch* batch = nullptr;
+    acquiring_ = static_cast<int>(i);
     try {
-      slots[i]->batch = train_->Acquire();
-      slots[i]->images = slots[i]->batch->size;
-    } catch (...) {
-      for (size_t j = 0; j < i; ++j) train_->Release(slots[j]->batch);
+      batch = train_->Acquire();
+    } catch (const std::exception& e) {
+      if (i == 0) throw;  // nothing started: the engine is as it was
+      // The learners already posted cannot finish the iteration without the others: the engine
+      // stops, as after any failure, once they have unwound.
+      Fail(detail::Concat("the training source failed: ", e.what()));
+      lock.lock();
+      cv_.wait(lock, [&] {
+        return std::all_of(slots.begin(), slots.begin() + i, [t](Slot* s) { return s->done >= t; });
+      });
       throw;
     }
+    lock.lock();
+    slots[i]->batch = batch;
+    slots[i]->images = batch->size;
+    slots[i]->task = t;
+    lock.unlock();
+    cv_.notify_all();
   }
-  std::unique_lock<std::mutex> lock(mutex_);
-  for (Slot* slot : slots) slot->task = t;
-  cv_.notify_all();
+  acquiring_ = -1;
+  lock.lock();
   cv_.wait(lock, [&] {
     for (Slot* slot : slots) {
       if (slot->done < t) return false;
@@ -436,6 +454,33 @@ void Engine::Impl::Synchronise(Device& device) {
   sync.ScaleInto(1.f / static_cast<float>(num_learners() * world_), sum + layout_.param_floats(),
                  z + layout_.param_floats(), stats);
   sync.AverageUpdated();
+}
+
+std::string Engine::Impl::DescribeWaits() {
+  std::ostringstream out;
+  const int acquiring = acquiring_;
+  if (acquiring >= 0) {
+    out << "iteration " << iteration_ << ": taking learner " << acquiring << "'s batch from "
+        << "the training source (" << train_->Describe() << ")\n";
+  }
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock())
+    return out.str() + "the engine's lock is held: its counters cannot be read";
+  for (const auto& device : devices_) {
+    out << "device " << device->global << ": " << device->synced << " iteration(s) synchronised, "
+        << device->contributions << " of " << device->slots.size() << " contributions in\n";
+    for (const auto& slot : device->slots) {
+      out << "  learner " << slot->index << ": ";
+      if (slot->task > slot->done) {
+        out << "running iteration " << slot->task << " (forward/backward, or waiting for device "
+            << device->global << "'s synchronisation)\n";
+      } else {
+        out << "idle after iteration " << slot->done << "\n";
+      }
+    }
+  }
+  if (!error_.empty()) out << "failed: " << error_ << "\n";
+  return out.str();
 }
 
 }  // namespace crossbow

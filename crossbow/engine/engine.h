@@ -78,6 +78,9 @@ class Engine {
   // over one epoch of `test`.
   EvalResult Evaluate(BatchSource* test);
   std::vector<double> DistancesToAverage() const;  // ||w_j - z|| per learner
+  // What the engine's threads are waiting for, one line each, for a stall report. Callable
+  // from any thread while the engine runs; never blocks.
+  std::string DescribeWaits() const;
   // What one more learner costs: its planned activations (after its first step), what its
   // context holds (GPU library workspaces) and its parameters, momentum and synchronisation
   // buffer. For the autotuner's memory limit.

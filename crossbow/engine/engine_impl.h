@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,7 @@ class Engine::Impl {
   void SetLearnersPerDevice(int k);
   EvalResult Evaluate(BatchSource* test);
   std::vector<double> DistancesToAverage();
+  std::string DescribeWaits();
   size_t LearnerMemoryBytes();
   size_t MemoryBudgetBytes();
   std::vector<std::pair<std::string, const Tensor*>> StateTensors();
@@ -101,7 +103,8 @@ class Engine::Impl {
   int world_ = 1, process_rank_ = 0;  // of the MPI job
   double lr_ = 0, lr_peak_ = 0;
   int64_t iteration_ = 0;
-  int64_t largest_batch_ = 0;  // images of one learner; a GPU learner's plan is made for it
+  int64_t largest_batch_ = 0;       // images of one learner; a GPU learner's plan is made for it
+  std::atomic<int> acquiring_{-1};  // the learner whose batch Iterate is taking, or -1
 
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -251,6 +251,7 @@ const EngineOptions& Engine::options() const { return impl_->options(); }
 int64_t Engine::iteration() const { return impl_->iteration(); }
 EvalResult Engine::Evaluate(BatchSource* test) { return impl_->Evaluate(test); }
 std::vector<double> Engine::DistancesToAverage() const { return impl_->DistancesToAverage(); }
+std::string Engine::DescribeWaits() const { return impl_->DescribeWaits(); }
 size_t Engine::LearnerMemoryBytes() const { return impl_->LearnerMemoryBytes(); }
 size_t Engine::MemoryBudgetBytes() const { return impl_->MemoryBudgetBytes(); }
 std::vector<std::pair<std::string, const Tensor*>> Engine::StateTensors() {

@@ -55,24 +55,35 @@ std::string FormatDuration(double s) {
   return buf;
 }
 
+ProgressBar::ProgressBar(Console* console) : console_(console), last_line_(Clock::now()) {}
+
 void ProgressBar::Update(const std::string& label, double fraction, double images_per_s,
                          double eta_s, double loss) {
-  const auto now = std::chrono::steady_clock::now();
-  if (drawn_ && now - last_ < std::chrono::milliseconds(100)) return;
-  last_ = now;
-  drawn_ = true;
-  constexpr int kWidth = 24;
+  const auto now = Clock::now();
   fraction = std::clamp(fraction, 0.0, 1.0);
+  const bool terminal = console_->terminal();
+  if (terminal && drawn_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
+  const bool tenth_more = fraction + 1e-9 >= last_line_fraction_ + 0.1;
+  if (!terminal && !tenth_more && now - last_line_ < std::chrono::minutes(1)) return;
+  constexpr int kWidth = 24;
   const int filled = static_cast<int>(fraction * kWidth);
   char buf[160];
-  std::snprintf(buf, sizeof(buf), "\r%s [%s%s] %5.1f%% %7.0f img/s ETA %s loss %.4f", label.c_str(),
+  std::snprintf(buf, sizeof(buf), "%s [%s%s] %5.1f%% %7.0f img/s ETA %s loss %.4f", label.c_str(),
                 std::string(filled, '#').c_str(), std::string(kWidth - filled, '.').c_str(),
                 fraction * 100, images_per_s, FormatDuration(eta_s).c_str(), loss);
-  *out_ << buf << "\x1b[K" << std::flush;
+  if (terminal) {
+    console_->Status(buf);
+    last_draw_ = now;
+    drawn_ = true;
+  } else {
+    console_->Line(buf);
+    last_line_ = now;
+    last_line_fraction_ = fraction;
+  }
 }
 
 void ProgressBar::Finish() {
-  if (drawn_) *out_ << '\n' << std::flush;
+  if (drawn_) console_->EndStatus();
   drawn_ = false;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "crossbow/core/console.h"
 #include "crossbow/engine/learner.h"
 
 namespace crossbow {
@@ -39,18 +40,22 @@ class MetricsLog {
   std::ofstream out_;
 };
 
-// One line, redrawn in place: "epoch 3/10 [####.....]  42.0% 1234 img/s ETA 1m05s loss 1.23".
-// Redraws at most ten times a second.
+// The run's progress for people: "epoch 3/10 [####.....]  42.0% 1234 img/s ETA 1m05s loss 1.23"
+// (the fraction is of the run, the rate and loss of the epoch so far). On a terminal it is the
+// console's status line, redrawn at most ten times a second; elsewhere a plain line every tenth
+// of the run or every minute, whichever comes first.
 class ProgressBar {
  public:
-  explicit ProgressBar(std::ostream* out) : out_(out) {}
+  explicit ProgressBar(Console* console = &Console::Get());
   void Update(const std::string& label, double fraction, double images_per_s, double eta_s,
               double loss);
-  void Finish();  // ends the line
+  void Finish();  // keeps the last status line
 
  private:
-  std::ostream* out_;
-  std::chrono::steady_clock::time_point last_{};
+  using Clock = std::chrono::steady_clock;
+  Console* console_;
+  Clock::time_point last_draw_{}, last_line_;
+  double last_line_fraction_ = 0;
   bool drawn_ = false;
 };
 

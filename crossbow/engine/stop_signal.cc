@@ -1,8 +1,10 @@
 #include "crossbow/engine/stop_signal.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 
 namespace crossbow {
 namespace {
@@ -10,7 +12,16 @@ namespace {
 std::atomic<int> g_received{0};
 struct sigaction g_previous_int, g_previous_term;
 
-extern "C" void OnStopSignal(int signal) { g_received.store(signal); }
+// Only async-signal-safe calls here: write(2) and _exit(2).
+extern "C" void OnStopSignal(int signal) {
+  if (g_received.exchange(signal) == 0) return;
+  const char* message = signal == SIGINT
+                            ? "\ncrossbow: second SIGINT, exiting at once (no checkpoint)\n"
+                            : "\ncrossbow: second SIGTERM, exiting at once (no checkpoint)\n";
+  if (write(STDERR_FILENO, message, std::strlen(message)) < 0) {
+  }
+  _exit(128 + signal);
+}
 
 }  // namespace
 

@@ -13,11 +13,16 @@
 #include "crossbow/engine/stop_signal.h"
 #include "crossbow/engine/trainer_config.h"
 #include "crossbow/engine/trainer_ranks.h"
+#include "crossbow/engine/watchdog.h"
 
 namespace crossbow {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How long a stop signal may wait for the loop to reach the end of an iteration (or of a
+// checkpoint write) before the watchdog ends the process without a checkpoint.
+constexpr double kSignalGraceS = 5;
 
 double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -120,6 +125,8 @@ class Trainer::Loop {
   MetricsRecord Record();
   void Evaluate(MetricsRecord* record);
   void SaveCheckpoint();
+  // Whether the checkpoint interval in epochs (fractions included) has passed since the last.
+  bool EpochCheckpointDue();
   void DrawProgress(int64_t epochs_done);
   std::string ShouldStop();
 
@@ -131,16 +138,30 @@ class Trainer::Loop {
   TrainResult result_;
   Clock::time_point segment_start_ = Clock::now();  // training time = sum of segments
   Clock::time_point last_checkpoint_ = Clock::now();
-  // Since the last metrics record.
-  double window_loss_ = 0;
-  int64_t window_iterations_ = 0, window_images_ = 0;
-  double window_start_s_ = 0;
+  // Losses and images since a moment of training time.
+  struct Window {
+    double start_s = 0, loss = 0;
+    int64_t iterations = 0, images = 0;
+    void Add(const IterationResult& r) {
+      if (std::isfinite(r.loss)) {
+        loss += r.loss;
+        ++iterations;
+      }
+      images += r.images;
+    }
+    double MeanLoss() const { return iterations ? loss / iterations : NAN; }
+    double Rate(double now_s) const { return images / std::max(1e-9, now_s - start_s); }
+  };
+  Window since_record_;  // since the last metrics record
+  Window this_epoch_;    // since the epoch began, for the progress bar
   std::unique_ptr<MetricsLog> metrics_;
-  ProgressBar bar_{&std::cerr};
+  ProgressBar bar_;
   const int rank_ = t_.group_ ? t_.group_->rank() : 0;
   // Agreed by every rank after each iteration.
   int signal_ = 0;
   bool time_up_ = false, minutes_due_ = false;
+  int64_t checkpoint_periods_ = 0;  // whole checkpoint_every_epochs intervals at the last one
+  Watchdog watchdog_{o_.stall_timeout_s, kSignalGraceS, [this] { return engine_.DescribeWaits(); }};
   std::vector<std::map<std::string, Tensor>> received_;  // other ranks' learners (checkpoints)
 };
 
@@ -163,7 +184,8 @@ TrainResult Trainer::Loop::Run() {
   segment_start_ = Clock::now();
   // The trial iterations train the model, so they count as training time and images.
   if (o_.autotune && !t_.resume_from_) Autotune();
-  window_start_s_ = Elapsed();
+  since_record_ = this_epoch_ = Window{Elapsed()};
+  EpochCheckpointDue();  // counts the intervals already behind a resumed run
   int64_t epochs_done = info_.images / epoch_size_;
   for (;;) {
     Step(policy.At(EpochPosition()));
@@ -181,12 +203,10 @@ TrainResult Trainer::Loop::Run() {
         LOG(INFO) << EpochLine(epochs_done, o_.epochs, record);
       }
     }
+    if (epoch_end) this_epoch_ = Window{Elapsed()};
     result_.stop_reason = ShouldStop();
     if (o_.progress && rank_ == 0 && result_.stop_reason.empty()) DrawProgress(epochs_done);
-    const bool checkpoint_due =
-        (epoch_end && o_.checkpoint_every_epochs > 0 &&
-         std::fmod(static_cast<double>(epochs_done), o_.checkpoint_every_epochs) == 0) ||
-        minutes_due_;
+    const bool checkpoint_due = EpochCheckpointDue() || minutes_due_;
     if (!o_.checkpoint_dir.empty() && (checkpoint_due || !result_.stop_reason.empty())) {
       SaveCheckpoint();
     }
@@ -202,6 +222,7 @@ TrainResult Trainer::Loop::Run() {
   result_.best_top1 = info_.best_top1;
   result_.time_to_accuracy_s = info_.time_to_accuracy_s;
   result_.ranks = t_.group_ ? t_.group_->size() : 1;
+  result_.signal = signal_;
   LOG(INFO) << "training stopped (" << result_.stop_reason << ") after " << result_.iterations
             << " iterations, " << result_.epochs << " epochs, " << FormatDuration(info_.elapsed_s)
             << ", " << result_.images_per_s << " images/s";
@@ -248,6 +269,7 @@ void Trainer::Loop::Step(double lr) {
     bar_.Finish();
     CROSSBOW_FAIL("training stopped at iteration ", engine_.iteration() + 1, ": ", e.what());
   }
+  watchdog_.Progress();
   Agree(&r);
   if (r.skipped > 0) {
     result_.skipped_batches += r.skipped;
@@ -256,11 +278,8 @@ void Trainer::Loop::Step(double lr) {
   }
   info_.images += r.images;
   info_.iteration = engine_.iteration();
-  if (std::isfinite(r.loss)) {
-    window_loss_ += r.loss;
-    ++window_iterations_;
-  }
-  window_images_ += r.images;
+  since_record_.Add(r);
+  this_epoch_.Add(r);
 }
 
 double Trainer::Loop::SumOverRanks(double value) {
@@ -305,44 +324,66 @@ MetricsRecord Trainer::Loop::Record() {
   r.iteration = engine_.iteration();
   r.epoch = EpochPosition();
   r.time_s = Elapsed();
-  r.loss = window_iterations_ ? window_loss_ / window_iterations_ : NAN;
+  r.loss = since_record_.MeanLoss();
   r.lr = info_.lr;
-  r.images_per_s = window_images_ / std::max(1e-9, r.time_s - window_start_s_);
+  r.images_per_s = since_record_.Rate(r.time_s);
   r.learners_per_device = engine_.learners_per_device();
   r.distances = engine_.DistancesToAverage();
   if (t_.group_) r.distances = AllGatherDoubles(*t_.group_, r.distances, t_.timeout_);
-  window_loss_ = 0;
-  window_iterations_ = window_images_ = 0;
-  window_start_s_ = r.time_s;
+  since_record_ = Window{r.time_s};
   return r;
 }
 
 // Evaluation time is not training time: the clock stops around it.
 void Trainer::Loop::Evaluate(MetricsRecord* record) {
   info_.elapsed_s = Elapsed();
-  // Rank 0 evaluates (z is the same everywhere) and tells the others.
-  if (rank_ == 0) record->test = engine_.Evaluate(t_.test_);
-  if (t_.group_) {
-    const EvalResult mine = record->test.value_or(EvalResult{});
-    const std::vector<double> all =
-        AllGatherDoubles(*t_.group_, {mine.loss, mine.top1, mine.top5}, t_.timeout_);
-    record->test = EvalResult{};
-    record->test->loss = all[0];
-    record->test->top1 = all[1];
-    record->test->top5 = all[2];
+  watchdog_.Enter(Watchdog::Phase::kEvaluating);
+  // Rank 0 evaluates (z is the same everywhere) and tells the others. A stop signal cuts an
+  // evaluation short: the record then has no test results.
+  EvalResult test;
+  bool evaluated = false;
+  if (rank_ == 0) {
+    WatchedSource source(t_.test_, &watchdog_);
+    try {
+      test = engine_.Evaluate(&source);
+      evaluated = true;
+    } catch (const WatchedSource::StopRequested&) {
+      LOG(INFO) << "evaluation interrupted by a signal";
+    }
   }
-  info_.best_top1 = std::max(info_.best_top1, record->test->top1);
-  if (o_.target_accuracy > 0 && info_.time_to_accuracy_s < 0 &&
-      record->test->top1 >= o_.target_accuracy) {
+  if (t_.group_) {
+    const std::vector<double> all = AllGatherDoubles(
+        *t_.group_, {test.loss, test.top1, test.top5, static_cast<double>(evaluated)}, t_.timeout_);
+    test.loss = all[0];
+    test.top1 = all[1];
+    test.top5 = all[2];
+    evaluated = all[3] != 0;
+  }
+  watchdog_.Enter(Watchdog::Phase::kTraining);
+  segment_start_ = Clock::now();
+  if (!evaluated) return;
+  record->test = test;
+  info_.best_top1 = std::max(info_.best_top1, test.top1);
+  if (o_.target_accuracy > 0 && info_.time_to_accuracy_s < 0 && test.top1 >= o_.target_accuracy) {
     info_.time_to_accuracy_s = info_.elapsed_s;
     LOG(INFO) << "reached " << o_.target_accuracy * 100 << "% test accuracy after "
               << FormatDuration(info_.elapsed_s) << " (iteration " << record->iteration << ")";
   }
-  result_.test = record->test;
-  segment_start_ = Clock::now();
+  result_.test = test;
+}
+
+bool Trainer::Loop::EpochCheckpointDue() {
+  if (o_.checkpoint_every_epochs <= 0) return false;
+  // The small slack keeps an interval that the images reach exactly from rounding down.
+  const auto periods =
+      static_cast<int64_t>(std::floor(EpochPosition() / o_.checkpoint_every_epochs + 1e-9));
+  const bool due = periods > checkpoint_periods_;
+  checkpoint_periods_ = periods;
+  return due;
 }
 
 void Trainer::Loop::SaveCheckpoint() {
+  watchdog_.Enter(Watchdog::Phase::kCheckpointing);
   info_.elapsed_s = Elapsed();
   info_.iteration = engine_.iteration();
   info_.learners_per_device = engine_.learners_per_device();
@@ -351,24 +392,24 @@ void Trainer::Loop::SaveCheckpoint() {
   if (t_.group_) tensors = GatherStateTensors(*t_.group_, tensors, &received_, t_.timeout_);
   if (rank_ == 0) WriteCheckpoint(path, info_, t_.train_->SaveState(), tensors);
   VLOG(1) << "checkpoint '" << path << "' at iteration " << info_.iteration;
+  watchdog_.Enter(Watchdog::Phase::kTraining);
   last_checkpoint_ = Clock::now();
   segment_start_ = Clock::now();
 }
 
 // Of the limit nearest to being met: training stops at the first one.
 void Trainer::Loop::DrawProgress(int64_t epochs_done) {
+  if (this_epoch_.images == 0) return;  // the epoch has just begun: no rate or loss to show yet
   double fraction = 0;
   if (o_.epochs > 0) fraction = EpochPosition() / o_.epochs;
   if (o_.iterations > 0) {
     fraction = std::max(fraction, static_cast<double>(engine_.iteration()) / o_.iterations);
   }
   if (o_.time_limit_s > 0) fraction = std::max(fraction, Elapsed() / o_.time_limit_s);
-  const double rate = window_images_ / std::max(1e-9, Elapsed() - window_start_s_);
   const double eta = fraction > 0 ? (1 - fraction) / fraction * Elapsed() : -1;
   const std::string label = "epoch " + std::to_string(epochs_done + 1) +
                             (o_.epochs > 0 ? "/" + std::to_string(o_.epochs) : "");
-  bar_.Update(label, fraction, rate, eta,
-              window_iterations_ ? window_loss_ / window_iterations_ : 0);
+  bar_.Update(label, fraction, this_epoch_.Rate(Elapsed()), eta, this_epoch_.MeanLoss());
 }
 
 std::string Trainer::Loop::ShouldStop() {

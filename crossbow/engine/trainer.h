@@ -35,10 +35,15 @@ struct TrainerOptions {
   std::string metrics_path;  // JSON lines; empty: none
   int64_t log_every = 50;    // iterations between training records
   bool progress = true;      // the progress bar on stderr
+  // Seconds without a finished iteration (or evaluation batch) after which the run is taken
+  // to be stuck and ends with a report of what each thread waits for; 0: never.
+  double stall_timeout_s = 300;
 };
 
 struct TrainResult {
-  std::string stop_reason;  // "epochs", "iterations", "time_limit", "target_accuracy", "signal"
+  // "epochs", "iterations", "time_limit", "target_accuracy", "signal (SIGINT)", "signal (SIGTERM)"
+  std::string stop_reason;
+  int signal = 0;  // the signal that stopped training, or 0
   int64_t iterations = 0;
   double epochs = 0;
   double elapsed_s = 0;  // training time, evaluations and checkpoint writes excluded

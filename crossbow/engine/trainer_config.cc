@@ -87,6 +87,7 @@ TrainerConfig ParseTrainerConfig(const std::string& text) {
   Read(j, "metrics", &t.metrics_path);
   Read(j, "log_every", &t.log_every);
   Read(j, "progress", &t.progress);
+  Read(j, "stall_timeout", &t.stall_timeout_s);
   return c;
 }
 
@@ -106,6 +107,8 @@ void CheckTrainerOptions(const TrainerOptions& options, const Shape& input_shape
                          "a target accuracy needs a test source");
   CROSSBOW_ENFORCE_VALUE(o.eval_every >= 0, "eval_every must be >= 0, got ", o.eval_every);
   CROSSBOW_ENFORCE_VALUE(o.log_every > 0, "log_every must be > 0, got ", o.log_every);
+  CROSSBOW_ENFORCE_VALUE(o.stall_timeout_s >= 0, "stall_timeout must be >= 0 seconds, got ",
+                         o.stall_timeout_s);
   CROSSBOW_ENFORCE_VALUE(o.checkpoint_every_epochs >= 0 && o.checkpoint_every_minutes >= 0,
                          "checkpoint intervals must be >= 0");
   CROSSBOW_ENFORCE_VALUE(!o.resume || !o.checkpoint_dir.empty(),

@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "crossbow/core/console.h"
 #include "crossbow/core/enforce.h"
 #include "data/converters.h"
 
@@ -83,6 +84,7 @@ bool Run(const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
   gflags::SetUsageMessage(kUsage);
   gflags::ParseCommandLineFlags(&argc, &argv, true);
+  crossbow::InitLogging(argv[0]);
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     if (!args.empty() && Run(args)) return 0;

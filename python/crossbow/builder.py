@@ -79,6 +79,7 @@ class ModelBuilder:
         self.layers = []     # summary rows: (name, type, output blob, [param blobs])
         self.input_name = self.input_shape = self.label_name = None
         self.loss = self.output = None
+        self.preset = None   # input preset for LMDB data (crossbow.data.ImageDB); None: "none"
         self.accuracy_blobs = []
         self._used = set()
         self._counters = {}

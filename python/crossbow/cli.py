@@ -63,7 +63,9 @@ def _train(args):
     from crossbow import world
     if world.rank() == 0:
         print(trainer.describe(result))
-    return 130 if result["stop_reason"].startswith("signal") else 0
+    # As a process killed by the signal would (143 for SIGTERM, 130 for SIGINT), though it
+    # stopped cleanly after a checkpoint.
+    return 128 + result["signal"] if result["signal"] else 0
 
 
 def _end_world(code):
@@ -73,7 +75,7 @@ def _end_world(code):
         from crossbow import _native
         sys.stdout.flush()
         sys.stderr.flush()
-        _native.load().end_world(0 if code in (0, 130) else code)
+        _native.load().end_world(0 if code == 0 or code > 128 else code)
     except ImportError:
         pass
 
@@ -81,7 +83,8 @@ def _end_world(code):
 def _eval(args):
     from crossbow import trainer
     r = trainer.evaluate(args.net, args.checkpoint, args.test_db, batch_size=args.batch_size,
-                         num_classes=args.num_classes, workers=args.workers)
+                         num_classes=args.num_classes, workers=args.workers,
+                         input_size=args.input_size)
     print(f"test loss {r['loss']:.4f}, top-1 {r['top1'] * 100:.2f}%, top-5 {r['top5'] * 100:.2f}%")
     return 0
 
@@ -92,21 +95,44 @@ def _plot(args):
     return 0
 
 
+def _output_flags():
+    """--quiet and --verbose, for the commands that log."""
+    p = argparse.ArgumentParser(add_help=False)
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("-q", "--quiet", action="store_true",
+                       help="only warnings, errors and the result: no progress, no epoch lines")
+    group.add_argument("-v", "--verbose", action="store_true",
+                       help="also a line per iteration and per loader epoch")
+    return p
+
+
+def _set_verbosity(args):
+    if not (getattr(args, "quiet", False) or getattr(args, "verbose", False)):
+        return
+    from crossbow import _native
+    _native.load().set_verbosity(-1 if args.quiet else 1)
+    if args.quiet and hasattr(args, "progress"):
+        args.progress = False
+
+
 def _add_training(sub, names):
     from crossbow import trainer
-    train = sub.add_parser("train", help="train a zoo net on LMDB data with many learners")
+    train = sub.add_parser("train", help="train a zoo net on LMDB data with many learners",
+                           parents=[_output_flags()])
     train.add_argument("--net", required=True, choices=names, metavar="NET", help=", ".join(names))
     train.add_argument("--train-db", required=True, help="training LMDB")
     train.add_argument("--test-db", help="test LMDB (evaluations, target accuracy)")
     trainer.add_arguments(train)
     train.set_defaults(run=_train)
-    ev = sub.add_parser("eval", help="evaluate a checkpoint's average model on a test LMDB")
+    ev = sub.add_parser("eval", help="evaluate a checkpoint's average model on a test LMDB",
+                        parents=[_output_flags()])
     ev.add_argument("--net", required=True, choices=names, metavar="NET", help=", ".join(names))
     ev.add_argument("--checkpoint", required=True, help="a checkpoint file or directory")
     ev.add_argument("--test-db", required=True, help="test LMDB")
     ev.add_argument("--batch-size", type=int, default=100)
     ev.add_argument("--num-classes", type=int, default=None)
     ev.add_argument("--workers", type=int, default=2)
+    ev.add_argument("--input-size", type=int, default=None, help="ImageNet nets: input side")
     ev.set_defaults(run=_eval)
     pl = sub.add_parser("plot", help="plot metrics files: accuracy vs time/epochs, images/s")
     pl.add_argument("metrics", nargs="+", help="JSON-lines metrics files")
@@ -141,6 +167,7 @@ def main(argv=None):
     args = parser().parse_args(argv)
     code = 1
     try:
+        _set_verbosity(args)
         code = args.run(args)
         return code
     except (ImportError, ValueError, RuntimeError, OSError, TypeError) as e:

@@ -44,6 +44,11 @@ class ImageDB:
     ``crossbow convert imageset`` writes (``rgb=True`` for torchvision's); ``channels`` 1 or 3
     converts.
 
+    ``preset`` names an input pipeline instead (``cifar``, ``imagenet``, ``mnist``, ``none``:
+    a training and an evaluation transform each, owned by the C++ data layer and documented in
+    docs/design/data.md) for a net of ``input_size`` pixels a side; ``mean`` and ``std`` may
+    override its statistics, the other transform arguments do not go with it.
+
     Iterating runs through the next epoch. Corrupt records are skipped, logged and counted:
     ``corrupt_records`` is the count of the epoch iterated last. Batches depend on ``seed``
     alone (not on ``workers``).
@@ -52,7 +57,19 @@ class ImageDB:
     def __init__(self, path, batch_size, train=True, crop=None, pad=0, mirror=None, mean=None,
                  std=None, seed=0, workers=1, resize=None, random_resized_crop=False,
                  mean_image=None, scale=1.0 / 255.0, channels=None, rgb=False,
-                 color_jitter=None, shuffle=None, num_classes=0, drop_last=False, slots=0):
+                 color_jitter=None, shuffle=None, num_classes=0, drop_last=False, slots=0,
+                 preset=None, input_size=None):
+        if preset is not None:
+            given = [name for name, value in (("crop", crop), ("pad", pad), ("resize", resize),
+                                              ("random_resized_crop", random_resized_crop),
+                                              ("mirror", mirror), ("channels", channels),
+                                              ("rgb", rgb), ("mean_image", mean_image),
+                                              ("color_jitter", color_jitter)) if value]
+            if given:
+                raise ValueError(f"preset '{preset}' sets the transform; {', '.join(given)} "
+                                 "cannot go with it (only mean and std can)")
+            if not input_size:
+                raise ValueError(f"preset '{preset}' needs the net's input_size")
         brightness, contrast, saturation = _jitter(color_jitter)
         self.path = str(path)
         self.source = _native.load().ImageLoader(
@@ -64,7 +81,7 @@ class ImageDB:
             scale=float(scale), brightness=brightness, contrast=contrast, saturation=saturation,
             shuffle=bool(train if shuffle is None else shuffle), seed=int(seed),
             workers=int(workers), slots=int(slots), num_classes=int(num_classes),
-            drop_last=bool(drop_last))
+            drop_last=bool(drop_last), preset=preset or "", input_size=int(input_size or 0))
         self._epoch = None
 
     def __len__(self):

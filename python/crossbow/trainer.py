@@ -8,6 +8,7 @@ Every option here is also a ``crossbow train`` flag (``--lr-policy`` for ``lr_po
 come from OPTIONS. Options are checked before anything is built or read.
 """
 import json
+import math
 import os
 
 from crossbow import _native, world
@@ -47,42 +48,64 @@ OPTIONS = {
     "tensorboard": (None, str, "TensorBoard folder: scalars written while training runs"),
     "log_every": (50, int, "iterations between metrics records"),
     "progress": (True, bool, "a progress bar on stderr"),
+    "stall_timeout": (300.0, float, "seconds without a finished iteration after which the run "
+                      "is stuck: it ends, saying what each thread waits for (0: never)"),
     "skip_nan": (False, bool, "skip a batch whose loss, gradients or BN statistics are not "
                  "finite instead of stopping"),
     "workers": (2, int, "data loader threads per source"),
-    "augment": (True, bool, "random crop (with padding) and mirror on 3x32x32 training images"),
+    "augment": ("auto", str, "input preset: cifar, imagenet, mnist or none (see the guide), "
+                "or auto: the net's own"),
+    "input_size": (None, int, "ImageNet nets: input side in pixels, 64-224 (default 224)"),
+    "mean": ((), float, "per-channel mean in [0, 1] units, overriding the preset's"),
+    "std": ((), float, "per-channel standard deviation, overriding the preset's"),
     "num_classes": (None, int, "classes of the net's last layer (default: the net's dataset)"),
     "seed": (0, int, "seed of initialisation and data order"),
     "collective_timeout": (300.0, float, "MPI: seconds a rank waits for the others before it "
                            "gives up (longer than an evaluation of the test set)"),
 }
 
-# Per-channel statistics of the CIFAR-10 training set, in [0, 1] units.
-CIFAR_MEAN, CIFAR_STD = (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)
+def _flag(name):
+    return f"{name} (--{name.replace('_', '-')})"
 
 
 def _check(opts):
-    def positive(name):
+    """Every option's value, checked before anything is built; messages name the option as a
+    keyword and as a flag, and the value."""
+    def require(name, ok, what):
         v = opts[name]
-        if v is not None and not v > 0:
-            raise ValueError(f"{name} must be > 0, got {v}")
+        if v is not None and not ok(v):
+            raise ValueError(f"{_flag(name)} must be {what}, got {v!r}")
 
+    finite = math.isfinite
     for name in ("batch_size", "epochs", "iterations", "time_limit", "workers",
                  "threads_per_learner", "log_every", "collective_timeout"):
-        positive(name)
+        require(name, lambda v: finite(v) and v > 0, "> 0")
+    for name in ("lr", "weight_decay", "eval_every", "checkpoint_every_epochs",
+                 "checkpoint_every_minutes", "stall_timeout", "warmup", "step_size"):
+        require(name, lambda v: finite(v) and v >= 0, "finite and >= 0")
+    for name in ("momentum", "central_momentum"):
+        require(name, lambda v: 0 <= v < 1, "in [0, 1)")
+    require("alpha", lambda v: 0 < v <= 1, "in (0, 1]")
+    require("target_accuracy", lambda v: 0 <= v <= 1, "in [0, 1]")
+    require("autotune_threshold", lambda v: finite(v) and v > 0, "> 0")
+    require("num_classes", lambda v: v >= 1, ">= 1")
+    for name in ("gamma", "power", "warmup_start"):
+        require(name, finite, "finite")
     if opts["epochs"] is None and opts["iterations"] is None and opts["time_limit"] is None:
-        raise ValueError("set epochs, iterations or time_limit: training would never stop")
+        raise ValueError("set epochs, iterations or time_limit (--epochs, --iterations, "
+                         "--time-limit): training would never stop")
     if opts["learners"] != "auto":
         try:
             k = int(opts["learners"])
         except ValueError:
-            raise ValueError(f"learners must be 'auto' or a number, got '{opts['learners']}'")
+            raise ValueError(f"{_flag('learners')} must be 'auto' or a number, "
+                             f"got {opts['learners']!r}")
         if k < 1:
-            raise ValueError(f"learners must be >= 1, got {k}")
+            raise ValueError(f"{_flag('learners')} must be >= 1, got {k}")
     if opts["sync"] not in ("sma", "ssgd", "sgd"):
-        raise ValueError(f"sync must be sma, ssgd or sgd, got '{opts['sync']}'")
+        raise ValueError(f"{_flag('sync')} must be sma, ssgd or sgd, got {opts['sync']!r}")
     if opts["resume"] and not opts["checkpoint_dir"]:
-        raise ValueError("resume needs a checkpoint_dir")
+        raise ValueError("resume (--resume) needs a checkpoint_dir (--checkpoint-dir)")
 
 
 def _check_db(what, db):
@@ -104,7 +127,7 @@ class Trainer:
         self.options = {name: spec[0] for name, spec in OPTIONS.items()}
         self.options.update(options)
         _check(self.options)
-        self.builder = _builder(net, self.options["num_classes"])
+        self.builder = _builder(net, self.options["num_classes"], self.options["input_size"])
         self._data_error = None
         try:
             _check_db("train_db", train_db)
@@ -155,7 +178,8 @@ class Trainer:
             return dict(self._native_trainer().fit())
 
 
-def evaluate(net, checkpoint, test_db, batch_size=100, num_classes=None, workers=2):
+def evaluate(net, checkpoint, test_db, batch_size=100, num_classes=None, workers=2,
+             input_size=None):
     """Loss, top-1 and top-5 of a checkpoint's average model on one epoch of test_db."""
     if os.path.isdir(checkpoint):
         checkpoint = os.path.join(checkpoint, "checkpoint.cbt")
@@ -164,8 +188,8 @@ def evaluate(net, checkpoint, test_db, batch_size=100, num_classes=None, workers
     _check_db("test_db", test_db)
     if not batch_size > 0:
         raise ValueError(f"batch_size must be > 0, got {batch_size}")
-    builder = _builder(net, num_classes)
-    options = dict(batch_size=batch_size, workers=workers, seed=0, augment=False)
+    builder = _builder(net, num_classes, input_size)
+    options = dict(batch_size=batch_size, workers=workers, seed=0)
     source = _source(test_db, builder, options, False)
     loss, top1, top5 = _native.load().evaluate_checkpoint(json.dumps(builder.to_spec()),
                                                           checkpoint, source)
@@ -182,12 +206,12 @@ def _source(db, builder, o, train):
         images, labels = db
         return _native.load().ArraySource(images, labels, o["batch_size"])
     from crossbow.data import ImageDB
-    cifar = tuple(builder.input_shape) == (3, 32, 32)
-    augment = train and o["augment"] and cifar
-    # rgb: the LMDB holds BGR (Caffe's order); the CIFAR statistics are RGB, as torchvision's.
-    return ImageDB(os.fspath(db), o["batch_size"], train=train, pad=4 if augment else 0,
-                   mirror=augment, rgb=True, mean=CIFAR_MEAN if cifar else None,
-                   std=CIFAR_STD if cifar else None, seed=o["seed"], workers=o["workers"],
+    preset = o.get("augment", "auto")
+    if preset == "auto":
+        preset = builder.preset or "none"
+    return ImageDB(os.fspath(db), o["batch_size"], train=train, preset=preset,
+                   input_size=builder.input_shape[-1], mean=o.get("mean") or None,
+                   std=o.get("std") or None, seed=o["seed"], workers=o["workers"],
                    num_classes=builder.num_classes).source
 
 
@@ -200,10 +224,10 @@ def spec_device(devices):
     return first if first.startswith("cuda") else "cpu"
 
 
-def _builder(net, num_classes):
+def _builder(net, num_classes, input_size=None):
     if isinstance(net, str):
         from crossbow import nets
-        return nets.builder(net, num_classes)
+        return nets.builder(net, num_classes, input_size)
     if hasattr(net, "to_spec"):
         return net
     raise TypeError(f"net must be a zoo net name or a ModelBuilder, got {type(net).__name__}")

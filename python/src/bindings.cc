@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "crossbow/core/console.h"
 #include "crossbow/core/serialize.h"
 #include "crossbow/core/shape_inference.h"
 #include "crossbow/engine/learner.h"
@@ -62,6 +63,9 @@ void CheckLabels(const py::array& data, const py::array& labels) {
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Crossbow's C++ runtime";
+  InitLogging("crossbow");
+  m.def("set_verbosity", &SetVerbosity, py::arg("level"),
+        "-1: warnings and errors only; 0: per-epoch information; 1: per-iteration lines too");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

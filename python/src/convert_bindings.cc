@@ -20,9 +20,13 @@ py::list Skips(const std::vector<SkippedRecord>& skipped) {
 }
 
 py::dict SummaryDict(const ConvertSummary& summary) {
-  return py::dict(py::arg("db") = summary.db, py::arg("written") = summary.written,
-                  py::arg("skipped") = Skips(summary.skipped), py::arg("seconds") = summary.seconds,
-                  py::arg("text") = summary.ToString());
+  return py::dict(
+      py::arg("db") = summary.db, py::arg("written") = summary.written,
+      py::arg("skipped") = Skips(summary.skipped), py::arg("seconds") = summary.seconds,
+      py::arg("labels") = summary.max_label >= summary.min_label
+                              ? py::object(py::make_tuple(summary.min_label, summary.max_label))
+                              : py::none(),
+      py::arg("text") = summary.ToString());
 }
 
 py::dict DatumDict(const Datum& datum) {

@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "data/loader.h"
+#include "data/presets.h"
 
 namespace py = pybind11;
 using crossbow::BatchSource;
@@ -17,26 +18,32 @@ void BindLoader(py::module_& m) {
                        bool mirror, std::vector<float> mean, std::vector<float> deviation,
                        std::vector<float> mean_image, float scale, float brightness, float contrast,
                        float saturation, bool shuffle, uint64_t seed, int workers, int slots,
-                       int num_classes, bool drop_last) {
+                       int num_classes, bool drop_last, const std::string& preset, int input_size) {
              LoaderOptions o;
              o.path = path;
              o.batch_size = batch_size;
              crossbow::data::TransformConfig& t = o.transform;
-             t.train = train;
-             t.channels = channels;
-             t.rgb = rgb;
-             t.resize = resize;
-             t.crop = crop;
-             t.pad = pad;
-             t.random_resized_crop = random_resized_crop;
-             t.mirror = mirror;
-             t.mean = std::move(mean);
-             t.std = std::move(deviation);
-             t.mean_image = std::move(mean_image);
-             t.scale = scale;
-             t.brightness = brightness;
-             t.contrast = contrast;
-             t.saturation = saturation;
+             if (!preset.empty()) {  // the preset's transform; mean and std may override it
+               t = crossbow::data::PresetTransform(preset, train, input_size);
+               if (!mean.empty()) t.mean = std::move(mean);
+               if (!deviation.empty()) t.std = std::move(deviation);
+             } else {
+               t.train = train;
+               t.channels = channels;
+               t.rgb = rgb;
+               t.resize = resize;
+               t.crop = crop;
+               t.pad = pad;
+               t.random_resized_crop = random_resized_crop;
+               t.mirror = mirror;
+               t.mean = std::move(mean);
+               t.std = std::move(deviation);
+               t.mean_image = std::move(mean_image);
+               t.scale = scale;
+               t.brightness = brightness;
+               t.contrast = contrast;
+               t.saturation = saturation;
+             }
              o.shuffle = shuffle;
              o.seed = seed;
              o.workers = workers;
@@ -53,7 +60,9 @@ void BindLoader(py::module_& m) {
            py::arg("mean_image") = std::vector<float>{}, py::arg("scale") = 1.0f / 255.0f,
            py::arg("brightness") = 0.0f, py::arg("contrast") = 0.0f, py::arg("saturation") = 0.0f,
            py::arg("shuffle") = true, py::arg("seed") = 0, py::arg("workers") = 1,
-           py::arg("slots") = 0, py::arg("num_classes") = 0, py::arg("drop_last") = false)
+           py::arg("slots") = 0, py::arg("num_classes") = 0, py::arg("drop_last") = false,
+           py::arg("preset") = "", py::arg("input_size") = 0)
       .def_property_readonly("batches_per_epoch", &ImageLoader::batches_per_epoch)
       .def("corrupt_records", &ImageLoader::corrupt_records, py::arg("epoch"));
+  m.def("input_presets", &crossbow::data::PresetNames, "the names of the input presets");
 }

@@ -24,6 +24,7 @@ struct PyTrainer {
 py::dict ToDict(const TrainResult& r) {
   py::dict d;
   d["stop_reason"] = r.stop_reason;
+  d["signal"] = r.signal;
   d["iterations"] = r.iterations;
   d["epochs"] = r.epochs;
   d["elapsed_s"] = r.elapsed_s;

@@ -124,9 +124,7 @@ TEST(LoaderTest, CorruptRecordsAreSkippedAndCounted) {
   values[1] = "\xff\xff\xff";                                                      // not a Datum
   values[4] = SerializeDatum(RawDatum(1, 3, 3, [](int, int, int) { return 4; }));  // other size
   values[4].resize(values[4].size() - 2);  // ... and truncated
-  Datum out_of_range = RawDatum(
-      1, 2, 2, [](int, int, int) { return 6; }, 12);
-  values[6] = SerializeDatum(out_of_range);
+  values[6] = SerializeDatum(RawDatum(0, 2, 2, [](int, int, int) { return 6; }));  // no channels
   std::vector<unsigned char> png(testing::TinyPng().begin(), testing::TinyPng().begin() + 40);
   values[8] = SerializeDatum(testing::EncodedDatum(png, 8));  // truncated image
   WriteDb(dir / "db", values);

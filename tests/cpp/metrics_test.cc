@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -67,15 +69,44 @@ TEST(Metrics, UnwritablePathIsAClearError) {
   }
 }
 
-TEST(Metrics, ProgressBarAndEpochLine) {
-  std::ostringstream out;
-  ProgressBar bar(&out);
+// What a Console wrote to its file.
+std::string Written(std::FILE* file) {
+  std::fflush(file);
+  std::rewind(file);
+  std::string text;
+  for (int c; (c = std::fgetc(file)) != EOF;) text.push_back(static_cast<char>(c));
+  return text;
+}
+
+TEST(Metrics, ProgressBarOnATerminalIsOneStatusLineThatLogLinesDoNotBreak) {
+  std::FILE* file = std::tmpfile();
+  Console console(file, /*terminal=*/true);
+  ProgressBar bar(&console);
   bar.Update("epoch 1/4", 0.5, 1234, 65, 0.5);
   bar.Update("epoch 1/4", 0.6, 1234, 60, 0.5);  // within 0.1 s: not redrawn
+  console.Line("a log line");
   bar.Finish();
-  EXPECT_EQ(out.str(),
-            "\repoch 1/4 [############............]  50.0%    1234 img/s ETA 1m05s loss "
-            "0.5000\x1b[K\n");
+  const std::string status =
+      "epoch 1/4 [############............]  50.0%    1234 img/s ETA 1m05s loss 0.5000";
+  EXPECT_EQ(Written(file), status + "\r\x1b[Ka log line\n" + status + "\n");
+  std::fclose(file);
+}
+
+TEST(Metrics, ProgressBarInALogFileWritesPlainLinesEveryTenthOfTheRun) {
+  std::FILE* file = std::tmpfile();
+  Console console(file, /*terminal=*/false);
+  ProgressBar bar(&console);
+  for (int i = 1; i <= 100; ++i) bar.Update("epoch 1/1", i / 100.0, 100, 1, 0.25);
+  bar.Finish();
+  const std::string text = Written(file);
+  EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 10) << text;
+  EXPECT_EQ(text.find("epoch 1/1 [##"), 0u) << text;
+  EXPECT_NE(text.find("  10.0%     100 img/s"), std::string::npos) << text;
+  std::fclose(file);
+}
+
+TEST(Metrics, EpochLineAndDurations) {
   MetricsRecord r = Sample();
   r.test = EvalResult{1.5, 0.625, 0.875};
   EXPECT_EQ(EpochLine(3, 10, r),

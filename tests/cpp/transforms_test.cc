@@ -126,6 +126,25 @@ TEST(TransformsTest, DecodesPngInColourOrderAndGray) {
   EXPECT_NEAR(gray[0], 0.299 * 0 + 0.587 * 100 + 0.114 * 200, 1.0);
 }
 
+TEST(TransformsTest, RawAndEncodedRecordsOfTheSamePixelsFollowRgbAlike) {
+  // TinyPng's pixels as a raw record holds them: B, G, R planes (Caffe's order).
+  const int bgr[3][2][3] = {{{200, 201, 202}, {201, 202, 203}},
+                            {{100, 101, 102}, {110, 111, 112}},
+                            {{0, 1, 2}, {10, 11, 12}}};
+  const Datum raw = RawDatum(3, 2, 3, [&](int c, int y, int x) { return bgr[c][y][x]; });
+  const Datum png = EncodedDatum(TinyPng());
+  for (bool rgb : {false, true}) {
+    TransformConfig config = Plain(false);
+    config.rgb = rgb;
+    EXPECT_EQ(Transform(config, raw), Transform(config, png)) << "rgb " << rgb;
+    config.resize = 2;  // through OpenCV rather than read in place
+    EXPECT_EQ(Transform(config, raw), Transform(config, png)) << "rgb " << rgb << ", resized";
+  }
+  TransformConfig config = Plain(false);
+  config.rgb = true;
+  EXPECT_EQ(Transform(config, raw)[0], 0) << "R plane first";
+}
+
 TEST(TransformsTest, RandomResizedCropIsDeterministicForASeed) {
   TransformConfig config;
   config.crop = 8;

@@ -86,12 +86,21 @@ def test_training_epochs_cover_every_record_and_depend_on_the_seed(db):
 def test_corrupt_records_are_skipped_and_counted(tmp_path):
     values = [datum(image(i), i) for i in range(8)]
     values[2] = b"\x0a\xff"                                     # truncated field
-    values[5] = datum(image(5), 42)                             # label out of range
+    values[5] = b"\x08\x01\x10\x02\x18\x02\x22\x01\x00"           # 1x2x2 with one byte
     values[6] = datum(b"\x89PNG\r\n\x1a\n\x00", 6, encoded=True)  # not a whole image
     data = ImageDB(write_db(tmp_path / "db", values), batch_size=3, train=False, num_classes=10)
     labels = np.concatenate([labels for _, labels in data])
     assert labels.tolist() == [0, 1, 3, 4, 7]
     assert data.corrupt_records == 3
+
+
+def test_a_label_beyond_the_classes_refuses_the_db_naming_the_record(tmp_path):
+    values = [datum(image(i), i) for i in range(8)]
+    values[5] = datum(image(5), 42)
+    db = write_db(tmp_path / "db", values)
+    with pytest.raises(ValueError, match=r"record \S*5 has label 42, outside \[0, 10\)"):
+        ImageDB(db, batch_size=3, train=False, num_classes=10)
+    assert len(list(ImageDB(db, batch_size=3, train=False, num_classes=43))) == 3
 
 
 def test_bad_paths_and_options_fail_clearly(tmp_path):
@@ -108,3 +117,35 @@ def test_bad_paths_and_options_fail_clearly(tmp_path):
         ImageDB(db, batch_size=2, mean=[0.5, 0.5])
     with pytest.raises(ValueError, match="batch_size"):
         ImageDB(db, batch_size=0)
+
+
+def _jpeg(height, width, seed):
+    import io
+    from PIL import Image
+    pixels = np.random.default_rng(seed).integers(0, 256, (height, width, 3), dtype=np.uint8)
+    out = io.BytesIO()
+    Image.fromarray(pixels).save(out, format="JPEG")
+    return out.getvalue()
+
+
+def test_the_imagenet_preset_takes_records_of_any_size_and_drops_none(tmp_path):
+    sizes = [(160, 213), (213, 160), (160, 160), (300, 500), (90, 120), (64, 64)]
+    values = [datum(_jpeg(h, w, i), i % 3, encoded=True) for i, (h, w) in enumerate(sizes)]
+    db = write_db(tmp_path / "db", values)
+    for train in (True, False):
+        data = ImageDB(db, batch_size=4, train=train, preset="imagenet", input_size=48,
+                       num_classes=3)
+        batches = list(data)
+        assert data.shape == (3, 48, 48)
+        assert sum(len(labels) for _, labels in batches) == len(sizes)
+        assert data.corrupt_records == 0
+
+
+def test_a_preset_that_does_not_fit_the_data_is_refused_before_any_batch(tmp_path):
+    db = write_db(tmp_path / "db", [datum(_jpeg(160, 213, 0), 0, encoded=True)])
+    with pytest.raises(ValueError, match=r"160x213; preset 'cifar' takes 32x32 .* imagenet"):
+        ImageDB(db, batch_size=1, preset="cifar", input_size=32)
+    with pytest.raises(ValueError, match="unknown input preset 'cifra'; did you mean 'cifar'"):
+        ImageDB(db, batch_size=1, preset="cifra", input_size=32)
+    with pytest.raises(ValueError, match="preset 'imagenet' sets the transform; crop"):
+        ImageDB(db, batch_size=1, preset="imagenet", input_size=32, crop=24)

@@ -4,13 +4,15 @@ import pytest
 import crossbow
 from crossbow import nets
 
-PARAMS = {  # 10 classes (ResNet-50: 1000), BN scale+bias counted, running stats not
+PARAMS = {  # 10 classes (ImageNet ResNets: 1000), BN scale+bias counted, running stats not
     "lenet": 431_080,       # Caffe's examples/mnist LeNet
     "resnet20": 269_722,    # He et al. 2016, option A: 0.27M
     "resnet32": 464_154,    # 0.46M
     "resnet56": 853_018,    # 0.85M
     "resnet110": 1_727_962,  # 1.7M
     "vgg16": 14_728_266,    # conv bias + BN, one FC 512 -> 10
+    "resnet18": 11_689_512,  # torchvision resnet18
+    "resnet34": 21_797_672,  # torchvision resnet34
     "resnet50": 25_557_032,  # torchvision resnet50
 }
 
@@ -47,9 +49,24 @@ def test_num_classes_changes_only_the_last_layer():
         nets.builder("lenet", num_classes=1)
 
 
+@pytest.mark.parametrize("name", ["resnet18", "resnet34", "resnet50"])
+def test_imagenet_nets_take_an_input_size(name):
+    m = nets.builder(name, num_classes=10, input_size=128)
+    assert m.input_shape == (3, 128, 128)
+    assert m.shape("pool") == (None, 2048 if name == "resnet50" else 512, 1, 1)
+    assert m.num_params() == nets.builder(name, num_classes=10).num_params()
+    with pytest.raises(ValueError, match=r"input_size \(--input-size\) of .* got 16"):
+        nets.builder(name, input_size=16)
+
+
+def test_the_cifar_nets_refuse_an_input_size():
+    with pytest.raises(ValueError, match="resnet20 has a fixed input size"):
+        nets.builder("resnet20", input_size=64)
+
+
 def test_unknown_net_suggests_a_name():
     with pytest.raises(ValueError, match="did you mean 'resnet32'"):
-        nets.builder("resnet23")
+        nets.builder("resnt32")
 
 
 def test_lenet_layers():

@@ -24,11 +24,11 @@ def db(tmp_path):
 
 
 @pytest.mark.parametrize("options, error, message", [
-    (dict(batch_size=0, epochs=1), ValueError, "batch_size must be > 0, got 0"),
-    (dict(epochs=1, learners="many"), ValueError, "learners must be 'auto' or a number"),
-    (dict(epochs=1, sync="async"), ValueError, "sync must be sma, ssgd or sgd"),
+    (dict(batch_size=0, epochs=1), ValueError, r"batch_size \(--batch-size\) must be > 0, got 0"),
+    (dict(epochs=1, learners="many"), ValueError, r"learners \(--learners\) must be 'auto' or a number"),
+    (dict(epochs=1, sync="async"), ValueError, r"sync \(--sync\) must be sma, ssgd or sgd"),
     (dict(), ValueError, "training would never stop"),
-    (dict(epochs=1, resume=True), ValueError, "resume needs a checkpoint_dir"),
+    (dict(epochs=1, resume=True), ValueError, r"resume \(--resume\) needs a checkpoint_dir"),
     (dict(epochs=1, lr_polcy="step"), TypeError, "did you mean 'lr_policy'"),
 ])
 def test_bad_options_fail_before_any_work(no_C, db, options, error, message):
@@ -37,8 +37,8 @@ def test_bad_options_fail_before_any_work(no_C, db, options, error, message):
 
 
 def test_unknown_net_and_missing_db_fail_before_any_work(no_C, db, tmp_path):
-    with pytest.raises(ValueError, match="unknown net 'resnet33'; did you mean 'resnet32'"):
-        trainer.Trainer("resnet33", db, epochs=1)
+    with pytest.raises(ValueError, match="unknown net 'resnt32'; did you mean 'resnet32'"):
+        trainer.Trainer("resnt32", db, epochs=1)
     with pytest.raises(FileNotFoundError, match="train_db '.*nowhere' does not exist"):
         trainer.Trainer("lenet", str(tmp_path / "nowhere"), epochs=1)
     with pytest.raises(FileNotFoundError, match="test_db '.*gone' does not exist"):
@@ -48,7 +48,7 @@ def test_unknown_net_and_missing_db_fail_before_any_work(no_C, db, tmp_path):
 def test_cli_reports_bad_input_without_a_traceback(no_C, db, capsys):
     assert cli.main(["train", "--net", "lenet", "--train-db", db, "--batch-size", "0",
                      "--epochs", "1"]) == 1
-    assert "crossbow train: batch_size must be > 0, got 0" in capsys.readouterr().err
+    assert "crossbow train: batch_size (--batch-size) must be > 0, got 0" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
         cli.main(["train", "--net", "lenet5", "--train-db", db])
     assert e.value.code == 2 and "lenet" in capsys.readouterr().err

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "crossbow/core/console.h"
 #include "crossbow/core/enforce.h"
 #include "crossbow/engine/array_source.h"
 #include "crossbow/engine/autotuner.h"
@@ -188,12 +189,11 @@ json Run() {
 }  // namespace crossbow
 
 int main(int argc, char** argv) {
-  FLAGS_logtostderr = true;
   gflags::SetUsageMessage(
       "training throughput on synthetic data; prints one JSON line. Usage:\n"
       "  crossbow_bench --spec resnet32.json --devices cuda:0 --batch_size 32 --learners auto");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  crossbow::InitLogging(argv[0]);
   nlohmann::json out;
   int rc = 0;
   try {

@@ -1,0 +1,12 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace crossbow {
+
+// "; did you mean 'Conv'?" for the known name nearest to `name` (case-insensitive edit distance
+// under half its length), or "" when none is near: for messages about unknown names.
+std::string DidYouMean(const std::string& name, const std::vector<std::string>& known);
+
+}  // namespace crossbow

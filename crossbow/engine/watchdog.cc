@@ -1,0 +1,90 @@
+#include "crossbow/engine/watchdog.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "crossbow/engine/stop_signal.h"
+
+namespace crossbow {
+namespace {
+
+constexpr auto kPoll = std::chrono::milliseconds(100);
+
+const char* SignalName(int signal) { return signal == SIGINT ? "SIGINT" : "SIGTERM"; }
+
+}  // namespace
+
+Watchdog::Watchdog(double stall_timeout_s, double signal_grace_s,
+                   std::function<std::string()> describe)
+    : stall_timeout_s_(stall_timeout_s),
+      signal_grace_s_(signal_grace_s),
+      describe_(std::move(describe)),
+      last_progress_(Clock::now().time_since_epoch().count()),
+      thread_(&Watchdog::Watch, this) {}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void Watchdog::Progress() { last_progress_.store(Clock::now().time_since_epoch().count()); }
+
+void Watchdog::Enter(Phase phase) {
+  phase_.store(phase);
+  Progress();
+}
+
+void Watchdog::Watch() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  Clock::time_point signalled{};
+  while (!wake_.wait_for(lock, kPoll, [this] { return done_; })) {
+    const auto now = Clock::now();
+    const double idle_s = std::chrono::duration<double>(
+                              now - Clock::time_point(Clock::duration(last_progress_.load())))
+                              .count();
+    const int signal = StopSignalScope::received();
+    if (signal != 0 && signalled == Clock::time_point{}) signalled = now;
+    const bool checkpointing = phase_.load() == Phase::kCheckpointing;
+    if (signal != 0 && !checkpointing &&
+        std::chrono::duration<double>(now - signalled).count() > signal_grace_s_) {
+      char why[160];
+      std::snprintf(why, sizeof(why),
+                    "received %s, and training did not stop within %.0f s: exiting without a "
+                    "checkpoint (the last one written stays valid)",
+                    SignalName(signal), signal_grace_s_);
+      Exit(128 + signal, why);
+    }
+    if (stall_timeout_s_ > 0 && idle_s > stall_timeout_s_) {
+      char why[160];
+      std::snprintf(why, sizeof(why),
+                    "no iteration finished in %.0f s (--stall-timeout): training is stuck; "
+                    "exiting",
+                    stall_timeout_s_);
+      Exit(1, why);
+    }
+  }
+}
+
+void Watchdog::Exit(int code, const std::string& why) {
+  std::cerr << "\ncrossbow: " << why << "\n" << describe_() << std::flush;
+  _exit(code);
+}
+
+const Batch* WatchedSource::Acquire() {
+  if (StopSignalScope::received() != 0) throw StopRequested();
+  return source_->Acquire();
+}
+
+void WatchedSource::Release(const Batch* batch) {
+  source_->Release(batch);
+  watchdog_->Progress();
+}
+
+}  // namespace crossbow

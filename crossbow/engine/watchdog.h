@@ -1,0 +1,72 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "crossbow/core/batch_source.h"
+
+namespace crossbow {
+
+// A thread beside the training loop that ends the process, with the reason and what each
+// thread waits for on stderr, when the loop cannot end it itself:
+// - no progress (an iteration, an evaluation batch) for `stall_timeout_s` (0: never): exit 1;
+// - a SIGINT/SIGTERM (StopSignalScope) after which the loop has not stopped within
+//   `signal_grace_s`, unless it is writing a checkpoint: exit 128 + the signal.
+// A loop that is not stuck stops by itself at the next iteration and never meets either.
+class Watchdog {
+ public:
+  enum class Phase { kTraining, kEvaluating, kCheckpointing };
+
+  Watchdog(double stall_timeout_s, double signal_grace_s, std::function<std::string()> describe);
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  void Progress();  // something finished: the stall clock starts again
+  void Enter(Phase phase);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void Watch();
+  [[noreturn]] void Exit(int code, const std::string& why);
+
+  const double stall_timeout_s_, signal_grace_s_;
+  const std::function<std::string()> describe_;
+  std::atomic<Clock::rep> last_progress_;
+  std::atomic<Phase> phase_{Phase::kTraining};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+// Forwards a batch source and tells the watchdog of every batch released; while a stop signal
+// is pending it hands out no more batches (Acquire throws StopRequested), so that an evaluation
+// ends early instead of holding up the stop.
+class WatchedSource final : public BatchSource {
+ public:
+  struct StopRequested : std::exception {
+    const char* what() const noexcept override { return "stopped by a signal"; }
+  };
+
+  WatchedSource(BatchSource* source, Watchdog* watchdog) : source_(source), watchdog_(watchdog) {}
+  Shape ExampleShape() const override { return source_->ExampleShape(); }
+  int64_t EpochSize() const override { return source_->EpochSize(); }
+  int64_t batch_size() const override { return source_->batch_size(); }
+  const Batch* Acquire() override;
+  void Release(const Batch* batch) override;
+  std::string SaveState() const override { return source_->SaveState(); }
+  void RestoreState(const std::string& state) override { source_->RestoreState(state); }
+  std::string Describe() const override { return source_->Describe(); }
+
+ private:
+  BatchSource* source_;
+  Watchdog* watchdog_;
+};
+
+}  // namespace crossbow

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "data/transforms.h"
+
+namespace crossbow::data {
+
+// Named input pipelines, each a training and an evaluation transform (docs/design/data.md has
+// their parameters): the data layer owns them, nets and the command line name them.
+//   cifar     pad 4, random crop, mirror; CIFAR-10 mean/std; records must be size x size
+//   imagenet  random-resized crop (area [0.08, 1], ratio [3/4, 4/3]), mirror; ImageNet mean/std;
+//             evaluation: shorter side to size / 0.875, centre crop; any record size
+//   mnist     MNIST mean/std, one channel; records must be size x size
+//   none      pixels / 255, as stored
+// `size` is the net's input side. Colour presets give RGB, as torchvision's statistics are.
+TransformConfig PresetTransform(const std::string& name, bool train, int size);
+const std::vector<std::string>& PresetNames();
+
+}  // namespace crossbow::data

@@ -1,0 +1,142 @@
+// The training loop when things go wrong or are asked of it mid-run: signals (healthy, stuck,
+// twice, during an evaluation), a stalled source, fractional checkpoint intervals.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <csignal>
+#include <filesystem>
+#include <functional>
+#include <set>
+
+#include "crossbow/engine/checkpoint.h"
+#include "crossbow/engine/stop_signal.h"
+#include "crossbow/engine/trainer.h"
+#include "crossbow/engine/watchdog.h"
+#include "engine_test_util.h"
+
+namespace crossbow {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Forwards a source and runs `before(n)` ahead of its n-th Acquire (counted from 0).
+class HookedSource final : public BatchSource {
+ public:
+  HookedSource(std::unique_ptr<BatchSource> source, std::function<void(int64_t)> before)
+      : source_(std::move(source)), before_(std::move(before)) {}
+  Shape ExampleShape() const override { return source_->ExampleShape(); }
+  int64_t EpochSize() const override { return source_->EpochSize(); }
+  int64_t batch_size() const override { return source_->batch_size(); }
+  const Batch* Acquire() override {
+    before_(acquired_++);
+    return source_->Acquire();
+  }
+  void Release(const Batch* batch) override { source_->Release(batch); }
+  std::string SaveState() const override { return source_->SaveState(); }
+  void RestoreState(const std::string& state) override { source_->RestoreState(state); }
+
+ private:
+  std::unique_ptr<BatchSource> source_;
+  std::function<void(int64_t)> before_;
+  int64_t acquired_ = 0;
+};
+
+[[noreturn]] void BlockForever() {
+  for (;;) pause();
+}
+
+std::string TempDir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("crossbow_" + name + std::to_string(getpid()));
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+TrainerOptions Quiet() {
+  TrainerOptions o;
+  o.progress = false;
+  return o;
+}
+
+TEST(TrainerFaults, FractionalCheckpointIntervalsWriteFourCheckpointsAnEpoch) {
+  TrainerOptions o = Quiet();
+  o.epochs = 1;
+  o.checkpoint_dir = TempDir("quarter");
+  o.checkpoint_every_epochs = 0.25;
+  const std::string path = CheckpointPath(o.checkpoint_dir);
+  std::set<int64_t> written;  // the iteration of every checkpoint seen, each read back whole
+  auto look = [&](int64_t) {
+    if (fs::exists(path)) written.insert(ReadCheckpoint(path).info.iteration);
+  };
+  HookedSource train(Source(64, 4), look);  // 16 iterations an epoch
+  Trainer(Spec(false), Options("cpu:0", 1), &train, nullptr, o).Fit();
+  look(0);
+  EXPECT_EQ(written, (std::set<int64_t>{4, 8, 12, 16}));
+  fs::remove_all(o.checkpoint_dir);
+}
+
+TEST(TrainerFaults, SigtermDuringAnEvaluationCutsItShortAndCheckpoints) {
+  TrainerOptions o = Quiet();
+  o.epochs = 50;
+  o.checkpoint_dir = TempDir("sigterm_eval");
+  o.checkpoint_every_epochs = 0;
+  HookedSource train(Source(32, 4), [](int64_t) {});
+  HookedSource test(Source(64, 4), [](int64_t n) {
+    if (n == 3) std::raise(SIGTERM);
+  });
+  TrainResult r = Trainer(Spec(false), Options("cpu:0", 2), &train, &test, o).Fit();
+  EXPECT_EQ(r.stop_reason, "signal (SIGTERM)");
+  EXPECT_EQ(r.signal, SIGTERM);
+  EXPECT_FALSE(r.test.has_value()) << "the interrupted evaluation has no result";
+  EXPECT_EQ(ReadCheckpoint(CheckpointPath(o.checkpoint_dir)).info.iteration, r.iterations);
+  fs::remove_all(o.checkpoint_dir);
+}
+
+class TrainerDeath : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+TEST_F(TrainerDeath, AStalledSourceIsReportedWithWhatEachThreadWaitsFor) {
+  auto run = [] {
+    TrainerOptions o = Quiet();
+    o.epochs = 10;
+    o.stall_timeout_s = 1;
+    HookedSource train(Source(64, 4), [](int64_t n) {
+      if (n == 5) BlockForever();
+    });
+    Trainer(Spec(false), Options("cpu:0", 2), &train, nullptr, o).Fit();
+  };
+  EXPECT_EXIT(run(), ::testing::ExitedWithCode(1),
+              "no iteration finished in 1 s \\(--stall-timeout\\)[^\n]*\n"
+              "iteration 2: taking learner 1's batch from the training source");
+}
+
+TEST_F(TrainerDeath, ASignalThatTheStuckLoopCannotHonourEndsTheProcessAfterTheGrace) {
+  auto run = [] {
+    TrainerOptions o = Quiet();
+    o.epochs = 10;
+    o.stall_timeout_s = 0;  // never: the signal alone ends it
+    HookedSource train(Source(64, 4), [](int64_t n) {
+      if (n != 3) return;
+      std::raise(SIGTERM);
+      BlockForever();
+    });
+    Trainer(Spec(false), Options("cpu:0", 1), &train, nullptr, o).Fit();
+  };
+  EXPECT_EXIT(run(), ::testing::ExitedWithCode(128 + SIGTERM),
+              "received SIGTERM, and training did not stop within 5 s");
+}
+
+TEST_F(TrainerDeath, ASecondSignalExitsAtOnce) {
+  auto run = [] {
+    StopSignalScope signals;
+    std::raise(SIGINT);
+    std::raise(SIGINT);
+    BlockForever();
+  };
+  EXPECT_EXIT(run(), ::testing::ExitedWithCode(128 + SIGINT), "second SIGINT, exiting at once");
+}
+
+}  // namespace
+}  // namespace crossbow
