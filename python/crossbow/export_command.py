@@ -4,9 +4,12 @@ checkpoint's average model z (or a Model.save file) as an ONNX inference graph."
 
 def _export(args):
     from crossbow import nets, onnx_export, weights
-    builder = nets.builder(args.net, args.num_classes)
+    # ImageNet nets are built for the size; the others keep theirs and the graph's input is
+    # resized where their layers allow it (onnx_export checks).
+    built = args.input_size if args.net in nets.IMAGENET else None
+    builder = nets.builder(args.net, args.num_classes, built)
     arrays = weights.read(args.checkpoint, builder)
-    onnx_export.export(builder, arrays, args.output, args.input_size)
+    onnx_export.export(builder, arrays, args.output, None if built else args.input_size)
     c, h, w = builder.input_shape
     if args.input_size:
         h = w = args.input_size

@@ -1,8 +1,8 @@
 """Which PyTorch state_dict key holds each parameter and statistic of a zoo net.
 
-Twins: torchvision's ``resnet50`` (and its resnet18/34/101/152 naming) for the ImageNet
-ResNets; ``scripts/torch_resnet.py`` for the CIFAR ResNets; ``scripts/torch_twins.py`` for
-VGG-16 (torchvision's ``vgg16_bn`` features, then one Linear named ``classifier``) and LeNet.
+Twins: torchvision's ``resnet18``, ``resnet34`` and ``resnet50`` (101 and 152 alike) for the
+ImageNet ResNets; ``scripts/torch_resnet.py`` for the CIFAR ResNets; ``scripts/torch_twins.py``
+for VGG-16 (torchvision's ``vgg16_bn`` features, then one Linear named ``classifier``) and LeNet.
 A layer maps to a module path; its blobs map to that module's tensors:
 
     Conv, FC:   _w -> weight, _b -> bias

@@ -32,8 +32,8 @@ def _twin(net):
     import torch_resnet
     import torch_twins
     import torchvision
-    if net == "resnet50":
-        return torchvision.models.resnet50()
+    if net in crossbow.nets.IMAGENET:
+        return getattr(torchvision.models, net)()
     if net in ("lenet", "vgg16"):
         return getattr(torch_twins, net)()
     return torch_resnet.cifar_resnet(int(net[len("resnet"):]))
