@@ -27,9 +27,24 @@ if [ ${#missing[@]} -gt 0 ]; then
   run_logged sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
 
-if ! "$py" -c "import numpy, pytest, lmdb, google.protobuf, PIL" 2>/dev/null; then
-  say "installing Python packages: numpy pytest lmdb protobuf pillow"
-  run_logged "$py" -m pip install -q numpy pytest lmdb protobuf pillow
+# name to import: name on PyPI. Tests, plots (matplotlib), TensorBoard events (tensorboardX
+# writes, tensorboard reads and shows them), ONNX export (onnx, onnxruntime checks it), and
+# the build backend of the development install below (scikit-build-core).
+python_packages=(numpy:numpy pytest:pytest lmdb:lmdb google.protobuf:protobuf PIL:pillow
+  matplotlib:matplotlib tensorboardX:tensorboardX tensorboard:tensorboard onnx:onnx
+  onnxruntime:onnxruntime scikit_build_core:scikit-build-core)
+read -r -a missing <<<"$("$py" -c '
+import importlib.util, sys
+def absent(name):
+    try:
+        return importlib.util.find_spec(name) is None
+    except ImportError:  # its parent package is absent
+        return True
+print(" ".join(p.split(":")[1] for p in sys.argv[1:] if absent(p.split(":")[0])))' \
+  "${python_packages[@]}")"
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing Python packages: ${missing[*]}"
+  run_logged "$py" -m pip install -q "${missing[@]}"
 fi
 
 if [ ! -f "$root/build/CMakeCache.txt" ]; then
@@ -40,7 +55,10 @@ run_logged cmake --build "$root/build" -j "$(nproc)"
 
 if ! (cd / && "$py" -c "import crossbow, os, sys; sys.exit(os.path.dirname(crossbow.__file__) != '$root/python/crossbow')") 2>/dev/null \
    || ! command -v crossbow >/dev/null; then
+  # Editable, and without CMake (wheel.cmake=false): build/ above is the one C++ build, and
+  # its module lands in python/crossbow. `pip install .` builds a wheel through CMake instead.
   say "installing the crossbow Python package (editable)"
-  run_logged "$py" -m pip install -q -e "$root"
+  run_logged "$py" -m pip install -q --no-build-isolation --config-settings=wheel.cmake=false \
+    -e "$root"
   command -v pyenv >/dev/null && pyenv rehash 2>/dev/null || true
 fi

@@ -1,6 +1,6 @@
 """The ``crossbow`` command: ``crossbow ops [NAME]``, ``crossbow summary NET``,
 ``crossbow spec --net NET``, ``crossbow convert SUBCOMMAND ...``, ``crossbow train``,
-``crossbow eval``, ``crossbow plot METRICS...``."""
+``crossbow eval``, ``crossbow plot METRICS...``, ``crossbow export``."""
 import argparse
 import sys
 
@@ -157,6 +157,8 @@ def parser():
     from crossbow import convert
     convert.add_parser(sub)
     _add_training(sub, NAMES)
+    from crossbow import export_command
+    export_command.add_parser(sub, NAMES)
     return p
 
 

@@ -138,6 +138,13 @@ class Model:
             raise FileNotFoundError(f"no checkpoint at '{path}'")
         self.learner.load(path)
 
+    def export_onnx(self, path, input_size=None):
+        """Writes this model's inference graph and weights as ONNX (opset 17, batch dynamic);
+        ``input_size`` sets the image height and width (default: the net's). Returns path."""
+        from crossbow import onnx_export, weights
+        return onnx_export.export(self.builder, weights.of_model(self), os.fspath(path),
+                                  input_size)
+
     def memory_stats(self):
         return dict(self.learner.memory_stats())
 

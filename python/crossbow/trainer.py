@@ -45,6 +45,7 @@ OPTIONS = {
     "checkpoint_every_minutes": (0.0, float, "minutes between checkpoints (0: never by time)"),
     "resume": (False, bool, "continue from the checkpoint in checkpoint_dir, if any"),
     "metrics": (None, str, "metrics file (JSON lines)"),
+    "tensorboard": (None, str, "TensorBoard folder: scalars written while training runs"),
     "log_every": (50, int, "iterations between metrics records"),
     "progress": (True, bool, "a progress bar on stderr"),
     "stall_timeout": (300.0, float, "seconds without a finished iteration after which the run "
@@ -172,7 +173,9 @@ class Trainer:
         elapsed_s, images_per_s, learners_per_device, test_loss/accuracy/top5 (last
         evaluation), best_accuracy, time_to_accuracy_s (None if not reached), skipped_batches,
         autotune (the autotuner's decisions), ranks (processes of an MPI job)."""
-        return dict(self._native_trainer().fit())
+        from crossbow import observe
+        with observe.training(self.options, self.builder.name):
+            return dict(self._native_trainer().fit())
 
 
 def evaluate(net, checkpoint, test_db, batch_size=100, num_classes=None, workers=2,

@@ -20,6 +20,11 @@ def under_mpirun():
     return (_first(_SIZE) or 1) > 1
 
 
+def size():
+    """The ranks of the MPI job (1 when not under mpirun)."""
+    return _first(_SIZE) or 1
+
+
 def rank():
     """This process's rank (0 when not under mpirun)."""
     return _first(_RANK) or 0 if under_mpirun() else 0

@@ -5,8 +5,11 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "crossbow/core/console.h"
+#include "crossbow/core/serialize.h"
 #include "crossbow/core/shape_inference.h"
 #include "crossbow/engine/learner.h"
 #include "operators/dnnl_utils.h"
@@ -182,6 +185,25 @@ PYBIND11_MODULE(_C, m) {
         return std::map<std::string, size_t>{{"planned_bytes", s.planned_bytes},
                                              {"unplanned_bytes", s.unplanned_bytes}};
       });
+  m.def(
+      "load_tensors",
+      [](const std::string& path) {
+        std::map<std::string, Tensor> tensors;
+        {
+          py::gil_scoped_release release;
+          tensors = LoadTensors(path);
+        }
+        py::dict out;
+        for (const auto& [name, t] : tensors) {
+          if (t.dtype() == DataType::kFloat32 || t.dtype() == DataType::kInt32) {
+            out[py::str(name)] = ToNumpy(t);
+          }
+        }
+        return out;
+      },
+      py::arg("path"),
+      "The float32 and int32 tensors of a file that Model.save or a checkpoint wrote, by name "
+      "(a checkpoint's average model is under z/)");
   BindBatchSource(m);
   BindEngine(m);
   BindConvert(m);

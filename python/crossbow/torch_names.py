@@ -1,0 +1,94 @@
+"""Which PyTorch state_dict key holds each parameter and statistic of a zoo net.
+
+Twins: torchvision's ``resnet18``, ``resnet34`` and ``resnet50`` (101 and 152 alike) for the
+ImageNet ResNets; ``scripts/torch_resnet.py`` for the CIFAR ResNets; ``scripts/torch_twins.py``
+for VGG-16 (torchvision's ``vgg16_bn`` features, then one Linear named ``classifier``) and LeNet.
+A layer maps to a module path; its blobs map to that module's tensors:
+
+    Conv, FC:   _w -> weight, _b -> bias
+    SpatialBN:  _s -> weight, _b -> bias, _rm -> running_mean, _rv -> running_var
+"""
+import re
+
+SUFFIXES = {"Conv": (("_w", "weight"), ("_b", "bias")),
+            "FC": (("_w", "weight"), ("_b", "bias")),
+            "SpatialBN": (("_s", "weight"), ("_b", "bias"), ("_rm", "running_mean"),
+                          ("_rv", "running_var"))}
+
+
+def _cifar_resnet(depth):
+    n = (depth - 2) // 6
+
+    def module(layer):
+        if layer in ("conv1_conv", "conv1_bn"):
+            return "conv" if layer.endswith("conv") else "bn"
+        m = re.fullmatch(r"res(\d)_(\d+)([ab])_(conv|bn)", layer)
+        if m:
+            stage, block, which, kind = int(m[1]), int(m[2]), m[3], m[4]
+            index = (stage - 1) * n + block - 1
+            return f"layers.{index}.{'c' if kind == 'conv' else 'b'}{'1' if which == 'a' else '2'}"
+        return "fc" if layer == "fc" else None
+    return module
+
+
+def _imagenet_resnet(layer):
+    if layer in ("conv1_conv", "conv1_bn"):
+        return "conv1" if layer.endswith("conv") else "bn1"
+    m = re.fullmatch(r"res(\d)_(\d+)(a|b|c|_proj)_(conv|bn)", layer)
+    if m:
+        where = f"layer{int(m[1]) - 1}.{int(m[2]) - 1}"
+        if m[3] == "_proj":
+            return f"{where}.downsample.{0 if m[4] == 'conv' else 1}"
+        return f"{where}.{m[4]}{'abc'.index(m[3]) + 1}"
+    return "fc" if layer == "fc" else None
+
+
+def _vgg(builder):
+    """torchvision's vgg16_bn numbering: Conv2d, BatchNorm2d, ReLU per layer, MaxPool2d."""
+    places, index = {}, 0
+    for name, op_type, _, _ in builder.layers:
+        if op_type in ("Conv", "SpatialBN"):
+            places[name] = f"features.{index}"
+        if op_type in ("Conv", "SpatialBN", "Relu", "MaxPool"):
+            index += 1
+    places["fc"] = "classifier"
+    return places.get
+
+
+def _lenet(layer):
+    return layer if layer in ("conv1", "conv2", "ip1", "ip2") else None
+
+
+def _module_rule(builder):
+    name = builder.name
+    if name == "lenet":
+        return _lenet
+    if name.startswith("vgg"):
+        return _vgg(builder)
+    m = re.fullmatch(r"resnet(\d+)", name)
+    if m and builder.input_shape == (3, 32, 32):
+        return _cifar_resnet(int(m[1]))
+    if m:
+        return _imagenet_resnet
+    raise ValueError(f"no PyTorch twin is known for net '{name}': pass names={{blob: key}}")
+
+
+def mapping(builder):
+    """{Crossbow blob: PyTorch state_dict key} for every parameter and state blob."""
+    module = _module_rule(builder)
+    out = {}
+    for layer, op_type, _, _ in builder.layers:
+        if op_type not in SUFFIXES:
+            continue
+        path = module(layer)
+        if path is None:
+            raise ValueError(f"net '{builder.name}': layer '{layer}' ({op_type}) has no "
+                             f"PyTorch module in the twin's naming")
+        for suffix, tensor in SUFFIXES[op_type]:
+            if layer + suffix in builder.shapes:
+                out[layer + suffix] = f"{path}.{tensor}"
+    blobs = set(builder.params) | set(builder.state)
+    if set(out) != blobs:
+        left = sorted(blobs - set(out))
+        raise ValueError(f"net '{builder.name}': blob(s) {', '.join(left)} have no PyTorch name")
+    return out

@@ -1,0 +1,52 @@
+"""VGG-16 (batch norm, CIFAR) and LeNet (MNIST) in PyTorch: twins of nets/vgg.py and
+nets/lenet.py, layer for layer, for crossbow.interop (torch_names.py maps their names).
+
+VGG16: ``features`` numbered as torchvision's vgg16_bn (Conv2d with bias, BatchNorm2d, ReLU;
+MaxPool2d), so its convolutions load torchvision's feature weights too; then one Linear,
+``classifier``, from the 512 channels of the last 1x1 map. The CIFAR ResNets' twin is
+scripts/torch_resnet.py; ResNet-50's is torchvision.models.resnet50. Needs torch only."""
+import torch.nn as nn
+
+VGG16 = (64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M",
+         512, 512, 512, "M")
+
+
+class VGG(nn.Module):
+    def __init__(self, classes=10, config=VGG16):
+        super().__init__()
+        layers, cin = [], 3
+        for v in config:
+            if v == "M":
+                layers.append(nn.MaxPool2d(2))
+                continue
+            layers += [nn.Conv2d(cin, v, 3, padding=1), nn.BatchNorm2d(v), nn.ReLU(inplace=True)]
+            cin = v
+        self.features = nn.Sequential(*layers)
+        self.classifier = nn.Linear(cin, classes)
+
+    def forward(self, x):
+        return self.classifier(self.features(x).flatten(1))
+
+
+class LeNet(nn.Module):
+    """Caffe's MNIST LeNet: conv 20@5x5, pool, conv 50@5x5, pool, ip 500, ReLU, ip."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 20, 5)
+        self.conv2 = nn.Conv2d(20, 50, 5)
+        self.ip1 = nn.Linear(50 * 4 * 4, 500)
+        self.ip2 = nn.Linear(500, classes)
+
+    def forward(self, x):
+        x = nn.functional.max_pool2d(self.conv1(x), 2)
+        x = nn.functional.max_pool2d(self.conv2(x), 2)
+        return self.ip2(nn.functional.relu(self.ip1(x.flatten(1))))
+
+
+def vgg16(classes=10):
+    return VGG(classes)
+
+
+def lenet(classes=10):
+    return LeNet(classes)

@@ -1,0 +1,133 @@
+"""ONNX export: the checker accepts every zoo net's graph and onnxruntime (CPU) gives
+Model.predict's probabilities within 1e-4, at two batch sizes (the batch is dynamic)."""
+import numpy as np
+import pytest
+
+import crossbow
+from crossbow import ModelBuilder, cli, onnx_export, weights
+from crossbow import _native
+
+onnx = pytest.importorskip("onnx", reason="ONNX export needs the onnx package (setup.sh)")
+ort = pytest.importorskip("onnxruntime", reason="the parity check needs onnxruntime (setup.sh)")
+needs_C = pytest.mark.skipif(not _native.available(),
+                             reason="needs the C++ extension (scripts/setup.sh)")
+
+
+def _trained_looking(model, seed=0):
+    """Weights and batch-norm statistics away from their initial values, so that every
+    blob (running mean and variance included) changes the output."""
+    rng = np.random.default_rng(seed)
+    for name in model.builder.params + model.builder.state:
+        shape = model.builder.shapes[name]
+        value = model.get_param(name)
+        if name.endswith("_rv"):
+            value = rng.uniform(0.5, 2.0, shape)
+        elif name.endswith(("_rm", "_b")):
+            value = rng.normal(0, 0.1, shape)
+        elif name.endswith("_s"):
+            value = rng.uniform(0.5, 1.5, shape)
+        model.set_param(name, np.asarray(value, dtype=np.float32))
+    return model
+
+
+def _session(path):
+    return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+
+@needs_C
+@pytest.mark.parametrize("net", crossbow.nets.NAMES)
+def test_every_zoo_net_exports_and_matches_predict(tmp_path, net):
+    model = _trained_looking(crossbow.nets.build(net))
+    path = model.export_onnx(tmp_path / f"{net}.onnx")
+    graph = onnx.load(str(path))
+    onnx.checker.check_model(graph, full_check=True)
+    assert graph.opset_import[0].version >= 17
+    types = {n.op_type for n in graph.graph.node}
+    assert "Softmax" in types and (net in ("lenet",) or "BatchNormalization" in types)
+    session = _session(path)
+    rng = np.random.default_rng(1)
+    for batch in (1, 3):
+        x = rng.normal(0, 1, (batch,) + model.input_shape).astype(np.float32)
+        got = session.run(None, {"data": x})[0]
+        want = model.predict(x)
+        assert got.shape == (batch, model.num_classes)
+        np.testing.assert_allclose(got, want, atol=1e-4, rtol=0)
+        assert np.abs(want - want.mean()).max() > 1e-3  # the output depends on the input
+
+
+@needs_C
+def test_crossbow_export_writes_a_checkpoints_average_model(tmp_path, capsys):
+    """From a Trainer checkpoint: the graph holds z, which `crossbow eval` would evaluate."""
+    from test_trainer import _blobs
+    ckpt = tmp_path / "ckpt"
+    crossbow.Trainer(net="lenet", train_db=_blobs(), batch_size=16, learners=2, iterations=5,
+                     lr=0.02, checkpoint_dir=str(ckpt), progress=False).fit()
+    out = tmp_path / "lenet.onnx"
+    assert cli.main(["export", "--net", "lenet", "--checkpoint", str(ckpt), "--output",
+                     str(out)]) == 0
+    assert "input data [N, 1, 28, 28]" in capsys.readouterr().out
+    tensors = _native.load().load_tensors(str(ckpt / "checkpoint.cbt"))
+    stored = {t.name: onnx.numpy_helper.to_array(t) for t in onnx.load(str(out)).graph.initializer}
+    np.testing.assert_array_equal(stored["ip2_w"], tensors["z/ip2_w"])
+    assert not np.array_equal(tensors["z/ip2_w"], tensors["learner0/ip2_w"])
+    z = weights.load_model("lenet", ckpt)  # the checkpoint's z as a Model
+    x = _blobs(8, 2)[0]
+    np.testing.assert_allclose(_session(out).run(None, {"data": x})[0], z.predict(x), atol=1e-4)
+    assert cli.main(["export", "--net", "resnet20", "--checkpoint", str(ckpt), "--output",
+                     str(tmp_path / "wrong.onnx")]) == 1
+    assert ("(a training checkpoint) has no blob 'z/conv1_conv_w' of net 'resnet20'"
+            in capsys.readouterr().err)
+
+
+def test_input_size_sets_the_graph_input_and_is_checked(no_C, tmp_path):
+    builder = crossbow.nets.builder("resnet20")
+    arrays = {n: np.zeros(builder.shapes[n], np.float32) for n in builder.params + builder.state}
+    graph = onnx_export.to_onnx(builder, arrays, input_size=64)
+    dims = graph.graph.input[0].type.tensor_type.shape.dim
+    assert [d.dim_param or d.dim_value for d in dims] == ["N", 3, 64, 64]
+    vgg = crossbow.nets.builder("vgg16")
+    arrays = {n: np.zeros(vgg.shapes[n], np.float32) for n in vgg.params + vgg.state}
+    with pytest.raises(ValueError, match="net 'vgg16' does not take input \\[3, 64, 64\\]: "
+                                         "operator 'fc'"):
+        onnx_export.to_onnx(vgg, arrays, input_size=64)
+
+
+def test_an_operator_without_onnx_counterpart_is_named(fake_C):
+    m = ModelBuilder("odd")
+    x = m.op("Square", m.input("data", shape=(1, 4, 4)), name="sq")
+    m.softmax_loss(m.fc(x, 3, name="fc"), "label")
+    arrays = {n: np.zeros(m.shapes[n], np.float32) for n in m.params}
+    with pytest.raises(ValueError, match="cannot export net 'odd' to ONNX: no ONNX counterpart "
+                                         "for Square \\(operator 'sq'\\)"):
+        onnx_export.to_onnx(m, arrays)
+    assert onnx_export.unsupported(m) == [("Square", "sq")]
+
+
+@needs_C
+def test_the_registry_has_no_forward_operator_without_an_onnx_rule():
+    """A new operator needs an ONNX rule in onnx_export.CONVERTERS, or a place in
+    TRAINING_ONLY (it needs labels, so no inference graph has it)."""
+    names = {n for n, _ in crossbow.operators() if not n.endswith(("Gradient", "Fill"))}
+    solver = {"MomentumSGD"}  # the learner's update, not part of a net
+    assert names - solver - set(onnx_export.CONVERTERS) - set(onnx_export.TRAINING_ONLY) == set()
+
+
+@needs_C
+def test_in_place_and_generic_operators_export(tmp_path):
+    """Relu in place (ONNX names each value once), Copy, Reshape, ReshapeLike, Concat, Sum,
+    Dropout, AveragePool and ChannelPad, checked against predict."""
+    m = ModelBuilder("mixed")
+    x = m.input("data", shape=(2, 6, 6))
+    a = m.relu(m.conv(x, 4, kernel=3, pad=1, name="c1"), inplace=True)
+    b = m.op("Copy", a, name="copy")
+    y = m.concat([m.channel_pad(a, before=1, after=1, name="pad"),
+                  m.sum(b, a, b, name="s")], name="cat")
+    y = m.avg_pool(m.dropout(y, 0.3, name="drop"), 2, name="avg")
+    flat = m.reshape(y, [0, -1], name="flat")
+    back = m.op("ReshapeLike", [flat, y], name="back")
+    m.softmax_loss(m.fc(back, 5, name="fc"), "label")
+    model = crossbow.Model(m)
+    _trained_looking(model)
+    session = _session(model.export_onnx(tmp_path / "mixed.onnx"))
+    x = np.random.default_rng(0).normal(0, 1, (4, 2, 6, 6)).astype(np.float32)
+    np.testing.assert_allclose(session.run(None, {"data": x})[0], model.predict(x), atol=1e-5)
