@@ -4,6 +4,9 @@
 
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "crossbow/core/enforce.h"
 #include "data/mapped_read.h"
@@ -33,6 +36,33 @@ struct LmdbGuard {
   }
 };
 
+// One environment per database and process. The reader table lives in the lock file, shared by
+// every environment on it, and mdb_env_close frees every slot of its process: closing one of two
+// environments on a database broke the other's read transactions (MDB_BAD_RSLOT). Closing takes
+// the same lock as opening, so that no open can find an environment while it is being closed.
+std::recursive_mutex g_open_mutex;
+
+std::shared_ptr<MDB_env> OpenShared(const std::string& path, bool folder) {
+  static std::map<std::string, std::weak_ptr<MDB_env>> open;
+  std::error_code ec;
+  const std::string key = fs::canonical(path, ec).string();
+  std::lock_guard<std::recursive_mutex> lock(g_open_mutex);
+  if (auto env = open[key].lock()) return env;
+  MDB_env* raw = nullptr;
+  Check(mdb_env_create(&raw), "env_create", path);
+  std::shared_ptr<MDB_env> env(raw, [](MDB_env* e) {
+    std::lock_guard<std::recursive_mutex> close_lock(g_open_mutex);
+    mdb_env_close(e);
+  });
+  const unsigned flags = MDB_RDONLY | MDB_NOTLS | (folder ? 0 : MDB_NOSUBDIR);
+  const int rc = mdb_env_open(raw, path.c_str(), flags, 0664);
+  CROSSBOW_ENFORCE(rc != MDB_INVALID && rc != MDB_VERSION_MISMATCH, "not an LMDB: ", path, " (",
+                   mdb_strerror(rc), ")");
+  Check(rc, "open", path);
+  open[key] = env;
+  return env;
+}
+
 }  // namespace
 
 LmdbReader::LmdbReader(const std::string& path) : path_(path) {
@@ -43,18 +73,13 @@ LmdbReader::LmdbReader(const std::string& path) : path_(path) {
   CROSSBOW_ENFORCE(!folder || fs::exists(fs::path(path) / "data.mdb"), "not an LMDB: ", path,
                    " is a folder without data.mdb");
 
-  LmdbGuard guard{nullptr};
-  Check(mdb_env_create(&guard.env), "env_create", path);
-  const unsigned flags = MDB_RDONLY | MDB_NOTLS | (folder ? 0 : MDB_NOSUBDIR);
-  const int rc = mdb_env_open(guard.env, path.c_str(), flags, 0664);
-  CROSSBOW_ENFORCE(rc != MDB_INVALID && rc != MDB_VERSION_MISMATCH, "not an LMDB: ", path, " (",
-                   mdb_strerror(rc), ")");
   data_file_ = folder ? (fs::path(path) / "data.mdb").string() : path;
-  Check(rc, "open", path);
-  env_ = guard.env;
+  shared_env_ = OpenShared(path, folder);
+  env_ = shared_env_.get();
   CheckFileSize();
 
-  Check(mdb_txn_begin(guard.env, nullptr, MDB_RDONLY, &guard.txn), "txn_begin", path);
+  LmdbGuard guard{nullptr};
+  Check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &guard.txn), "txn_begin", path);
   Check(mdb_dbi_open(guard.txn, nullptr, 0, &dbi_), "dbi_open", path);
   MDB_cursor* cursor;
   Check(mdb_cursor_open(guard.txn, dbi_, &cursor), "cursor_open", path);
@@ -71,7 +96,6 @@ LmdbReader::LmdbReader(const std::string& path) : path_(path) {
   if (!read) FailTruncated("listing its keys");
   Check(step == MDB_NOTFOUND ? MDB_SUCCESS : step, "cursor scan", path);
   CROSSBOW_ENFORCE(!keys_.empty(), "empty LMDB: ", path, " holds no records");
-  guard.env = nullptr;
 }
 
 void LmdbReader::CheckFileSize() const {
@@ -95,7 +119,7 @@ void LmdbReader::FailTruncated(const std::string& during) const {
                 "; was it overwritten or cut short by another process?");
 }
 
-LmdbReader::~LmdbReader() { mdb_env_close(env_); }
+LmdbReader::~LmdbReader() = default;
 
 LmdbReader::Transaction::Transaction(const LmdbReader& reader) : reader_(reader) {
   Check(mdb_txn_begin(reader.env_, nullptr, MDB_RDONLY, &txn_), "txn_begin", reader.path_);

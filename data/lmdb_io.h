@@ -3,6 +3,7 @@
 #include <lmdb.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +53,7 @@ class LmdbReader {
 
   std::string path_;
   std::string data_file_;
+  std::shared_ptr<MDB_env> shared_env_;  // with every other reader of this DB in the process
   MDB_env* env_ = nullptr;
   MDB_dbi dbi_ = 0;
   std::vector<std::string> keys_;

@@ -126,5 +126,17 @@ TEST(LoaderFaults, ReserveHeldLetsAConsumerHoldManyBatches) {
   ExpectContains(loader.Describe(), {"44 slots", "next batch 43"});
 }
 
+TEST(LoaderFaults, TwoLoadersOfOneDbOutliveEachOther) {
+  // LMDB frees every reader slot of a process when one environment on a file closes; the
+  // readers share one environment, so closing a loader leaves the other's transactions alone.
+  TempDir dir;
+  WriteDb(dir / "db", Records(40, [](int i) { return i % 10; }));
+  auto first = std::make_unique<ImageLoader>(Options(dir / "db", 10));
+  ImageLoader second(Options(dir / "db", 10));
+  first->Release(first->Acquire());
+  first.reset();
+  for (int i = 0; i < 3 * second.batches_per_epoch(); ++i) second.Release(second.Acquire());
+}
+
 }  // namespace
 }  // namespace crossbow::data
