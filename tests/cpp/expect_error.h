@@ -5,6 +5,7 @@
 // checked the type alone would pass on any error of that type, from anywhere.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 #define EXPECT_ERROR(statement, type, part)                                                 \
@@ -17,3 +18,18 @@
           << "'" << (part) << "' missing from the message of " #statement ": " << e.what(); \
     }                                                                                       \
   } while (0)
+
+namespace crossbow::testing {
+
+// The message of what `body` throws; a test failure, and "", when it throws nothing.
+inline std::string ErrorOf(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error thrown";
+  return "";
+}
+
+}  // namespace crossbow::testing

@@ -12,6 +12,8 @@
 namespace crossbow::data {
 namespace {
 
+using crossbow::testing::ErrorOf;
+
 namespace fs = std::filesystem;
 
 class LmdbTest : public ::testing::Test {
@@ -35,17 +37,6 @@ class LmdbTest : public ::testing::Test {
 };
 
 // Runs `body` and returns the crossbow::Error message it throws, failing when it does not.
-template <typename F>
-std::string ErrorOf(F&& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error thrown";
-  return "";
-}
-
 TEST_F(LmdbTest, WritesInBatchesAndReadsBackByIndex) {
   {
     LmdbWriter writer(Path("db"), false, /*commit_every=*/7);

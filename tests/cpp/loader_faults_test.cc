@@ -9,9 +9,12 @@
 #include "data/label_range.h"
 #include "data/loader.h"
 #include "data_test_util.h"
+#include "tests/cpp/expect_error.h"
 
 namespace crossbow::data {
 namespace {
+
+using crossbow::testing::ErrorOf;
 
 using testing::RawDatum;
 using testing::TempDir;
@@ -34,15 +37,6 @@ LoaderOptions Options(const std::string& path, int num_classes = 0) {
   options.workers = 2;
   options.num_classes = num_classes;
   return options;
-}
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 void ExpectContains(const std::string& text, const std::vector<std::string>& words) {

@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "data_test_util.h"
+#include "tests/cpp/expect_error.h"
 
 namespace crossbow::data {
 namespace {
+
+using crossbow::testing::ErrorOf;
 
 using testing::RawDatum;
 
@@ -15,15 +18,6 @@ using testing::RawDatum;
 Datum Solid(int height, int width) {
   const int bgr[3] = {10, 100, 200};
   return RawDatum(3, height, width, [&](int c, int, int) { return bgr[c]; });
-}
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(Presets, EveryNameMakesATrainingAndAnEvaluationTransform) {

@@ -15,9 +15,12 @@
 
 #include "crossbow/core/serialize.h"
 #include "crossbow/engine/checkpoint.h"
+#include "tests/cpp/expect_error.h"
 
 namespace crossbow {
 namespace {
+
+using crossbow::testing::ErrorOf;
 
 namespace fs = std::filesystem;
 constexpr int kClasses = 4;
@@ -129,15 +132,6 @@ std::vector<nlohmann::json> ReadLines(const std::string& path) {
   std::vector<nlohmann::json> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
   return lines;
-}
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(Trainer, TrainsEvaluatesAndWritesMetrics) {
