@@ -72,12 +72,19 @@ def write_idx(path, array, code):
         f.write(array.tobytes())
 
 
+def digits_lmdb(folder, n, seed):
+    """digits(n, seed) written as MNIST idx files and converted to an LMDB in `folder`; returns
+    (the LMDB's path, pixels, labels)."""
+    pixels, labels = digits(n, seed)
+    write_idx(folder / "images.idx", pixels, 3)
+    write_idx(folder / "labels.idx", labels, 1)
+    db = folder / "lmdb"
+    convert.mnist(folder / "images.idx", folder / "labels.idx", db, progress=False)
+    return db, pixels, labels
+
+
 def test_crossbow_eval_prints_what_evaluate_returns(tmp_path, capsys):
-    pixels, labels = digits(40, 3)
-    write_idx(tmp_path / "images.idx", pixels, 3)
-    write_idx(tmp_path / "labels.idx", labels, 1)
-    db = tmp_path / "test_lmdb"
-    convert.mnist(tmp_path / "images.idx", tmp_path / "labels.idx", db, progress=False)
+    db, pixels, labels = digits_lmdb(tmp_path, 40, 3)
     ckpt = tmp_path / "ckpt"
     x, y = (pixels[:, None] / 255.0).astype(np.float32), labels.astype(np.int32)
     crossbow.Trainer(net="lenet", train_db=(x, y), batch_size=8, learners=2, iterations=6,

@@ -10,9 +10,9 @@ import pytest
 _C = pytest.importorskip("crossbow._C", reason="crossbow._C is not built (scripts/setup.sh)")
 
 import crossbow  # noqa: E402
-from crossbow import cli, convert  # noqa: E402
+from crossbow import cli  # noqa: E402
 from crossbow.plot import read_metrics  # noqa: E402
-from test_scoring import digits, write_idx  # noqa: E402
+from test_scoring import digits, digits_lmdb  # noqa: E402
 
 
 def arrays(n=256, seed=0):
@@ -65,11 +65,7 @@ def test_resume_with_fewer_learners_and_with_auto(tmp_path, capfd):
 
 
 def test_crossbow_train_end_to_end(tmp_path, capsys):
-    pixels, labels = digits(96, 4)
-    write_idx(tmp_path / "images.idx", pixels, 3)
-    write_idx(tmp_path / "labels.idx", labels, 1)
-    db = tmp_path / "lmdb"
-    convert.mnist(tmp_path / "images.idx", tmp_path / "labels.idx", db, progress=False)
+    db, _, _ = digits_lmdb(tmp_path, 96, 4)
     metrics = tmp_path / "train.jsonl"
     assert cli.main(["train", "--net", "lenet", "--train-db", str(db), "--test-db", str(db),
                      "--batch-size", "8", "--learners", "2", "--epochs", "2", "--lr", "0.01",
