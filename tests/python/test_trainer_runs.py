@@ -1,8 +1,10 @@
 """Trainer options and `crossbow train` in short real runs (the real extension, lenet on
 arrays or a converted LMDB), each showing its effect: warm-up ramps the learning rate, a time
-limit stops, alpha sets how far learners drift from z, a resume may change the learner count,
+limit stops, alpha sets how far learners drift from z, threads_per_learner adds threads, a
+resume may change the learner count,
 and the command line writes its metrics and final lines."""
 import json
+import os
 
 import numpy as np
 import pytest
@@ -89,3 +91,41 @@ def test_device_groups_each_train_their_own_learners(tmp_path):
     assert one["epochs"] == pytest.approx(8 * 16 / 256)
     assert two["epochs"] == pytest.approx(2 * 8 * 16 / 256)  # two devices, a batch each
     assert len(records[-1]["distance_to_z"]) == 2
+
+
+_THREADS = """
+import os, sys, threading, time
+sys.path.insert(0, {python!r})
+import numpy as np
+import crossbow
+rng = np.random.default_rng(0)
+x = rng.normal(size=(256, 1, 28, 28)).astype(np.float32)
+y = (np.arange(256) % 10).astype(np.int32)
+peak, done = [0], threading.Event()
+def watch():
+    while not done.is_set():
+        peak[0] = max(peak[0], len(os.listdir("/proc/self/task")))
+        time.sleep(0.005)
+watcher = threading.Thread(target=watch)
+watcher.start()
+crossbow.Trainer(net="lenet", train_db=(x, y), batch_size=16, learners=1, iterations=40,
+                 lr=0.01, threads_per_learner={threads}, progress=False).fit()
+done.set()
+watcher.join()
+print(peak[0])
+"""
+
+
+def test_threads_per_learner_runs_the_learner_on_more_threads():
+    import subprocess
+    import sys
+    from conftest import ROOT
+
+    def peak(threads):  # the most threads the process had while it trained, in its own process
+        code = _THREADS.format(python=os.path.join(ROOT, "python"), threads=threads)
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr
+        return int(r.stdout.split()[-1])
+
+    assert peak(2) > peak(1)
