@@ -1,8 +1,8 @@
 """Trainer options and `crossbow train` in short real runs (the real extension, lenet on
 arrays or a converted LMDB), each showing its effect: warm-up ramps the learning rate, a time
 limit stops, alpha sets how far learners drift from z, threads_per_learner adds threads, a
-resume may change the learner count,
-and the command line writes its metrics and final lines."""
+resume may change the learner count, and the command line writes its metrics and final
+lines."""
 import json
 import os
 
