@@ -41,4 +41,6 @@ StopSignalScope::~StopSignalScope() {
 
 int StopSignalScope::received() { return g_received.load(); }
 
+const char* StopSignalName(int signal) { return signal == SIGINT ? "SIGINT" : "SIGTERM"; }
+
 }  // namespace crossbow

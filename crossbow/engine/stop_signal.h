@@ -17,4 +17,7 @@ class StopSignalScope {
   static int received();
 };
 
+// "SIGINT" or "SIGTERM", the two signals a StopSignalScope takes. Async-signal-safe.
+const char* StopSignalName(int signal);
+
 }  // namespace crossbow

@@ -413,7 +413,7 @@ void Trainer::Loop::DrawProgress(int64_t epochs_done) {
 }
 
 std::string Trainer::Loop::ShouldStop() {
-  if (signal_) return signal_ == SIGINT ? "signal (SIGINT)" : "signal (SIGTERM)";
+  if (signal_) return std::string("signal (") + StopSignalName(signal_) + ")";
   if (o_.target_accuracy > 0 && info_.time_to_accuracy_s >= 0) return "target_accuracy";
   if (o_.epochs > 0 && info_.images >= o_.epochs * epoch_size_) return "epochs";
   if (o_.iterations > 0 && engine_.iteration() >= o_.iterations) return "iterations";

@@ -13,8 +13,6 @@ namespace {
 
 constexpr auto kPoll = std::chrono::milliseconds(100);
 
-const char* SignalName(int signal) { return signal == SIGINT ? "SIGINT" : "SIGTERM"; }
-
 }  // namespace
 
 Watchdog::Watchdog(double stall_timeout_s, double signal_grace_s,
@@ -58,7 +56,7 @@ void Watchdog::Watch() {
       std::snprintf(why, sizeof(why),
                     "received %s, and training did not stop within %.0f s: exiting without a "
                     "checkpoint (the last one written stays valid)",
-                    SignalName(signal), signal_grace_s_);
+                    StopSignalName(signal), signal_grace_s_);
       Exit(128 + signal, why);
     }
     if (stall_timeout_s_ > 0 && idle_s > stall_timeout_s_) {
