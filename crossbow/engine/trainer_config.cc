@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "crossbow/engine/sync/synchroniser.h"
+
 namespace crossbow {
 namespace {
 
@@ -50,14 +52,18 @@ TrainerConfig ParseTrainerConfig(const std::string& text) {
   TrainerConfig c;
   EngineOptions& e = c.engine;
   TrainerOptions& t = c.trainer;
-  std::string sync = "sma", devices = "cpu";
-  Read(j, "sync", &sync);
+  std::string devices = "cpu";
+  Read(j, "sync", &e.sync);
+  CheckSynchroniserName(e.sync);
   Read(j, "devices", &devices);
-  e.sync = ParseSyncMode(sync);
   e.devices = ParseDevices(devices);
   e.learners_per_device = LearnersPerDevice(j, &t.autotune);
+  Read(j, "sync_period", &e.sync_period);
   Read(j, "alpha", &e.alpha);
   Read(j, "central_momentum", &e.central_momentum);
+  Read(j, "central_momentum_type", &e.central_momentum_type);
+  Read(j, "outer_lr", &e.outer_lr);
+  Read(j, "outer_momentum", &e.outer_momentum);
   Read(j, "threads_per_learner", &e.threads_per_learner);
   Read(j, "seed", &e.seed);
   Read(j, "skip_nan", &e.skip_nan);
