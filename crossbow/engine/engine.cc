@@ -14,7 +14,9 @@
 namespace crossbow {
 
 Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* train)
-    : spec_(spec), options_(std::move(options)), algorithm_(MakeSynchroniser(options_)),
+    : spec_(spec),
+      options_(std::move(options)),
+      algorithm_(MakeSynchroniser(options_)),
       train_(train) {
   if (options_.devices.empty()) options_.devices = ParseDevices("cpu");
   CheckDevices(options_.devices);
@@ -375,8 +377,8 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
   float* c = slot.contribution.mutable_data<float>();
   sync.Gather(context, slot.state, 1.f, c);
   algorithm_->Learner({l, sync, context, slot.params, slot.gradients, slot.state, layout_, c,
-                       device.average.data<float>(), device.sum.data<float>(), slot.images, skip,
-                       t, contribute, [&] { WaitFor([&] { return device.synced > t; }); }});
+                       device.average.data<float>(), device.sum.data<float>(), slot.images, skip, t,
+                       contribute, [&] { WaitFor([&] { return device.synced > t; }); }});
 }
 
 void Engine::Impl::SyncLoop(Device& device) {
@@ -418,8 +420,7 @@ void Engine::Impl::Synchronise(Device& device, int64_t t) {
   }
   float* z = device.average.mutable_data<float>();
   const int learners = num_learners() * world_;
-  algorithm_->Device(
-      {sync, layout_, sum, z, device.central.mutable_data<float>(), learners, t});
+  algorithm_->Device({sync, layout_, sum, z, device.central.mutable_data<float>(), learners, t});
   const int64_t stats = layout_.count_offset() - layout_.param_floats();
   sync.ScaleInto(1.f / static_cast<float>(learners), sum + layout_.param_floats(),
                  z + layout_.param_floats(), stats);

@@ -60,8 +60,9 @@ struct IterationResult {
 };
 
 // Many learners per device kept together by a synchroniser (engine/sync/: SMA, S-SGD, SGD,
-// local SGD, DiLoCo, EASGD) in the same machinery. Learners run on their own threads; Iterate() returns when every learner has
-// taken and trained on one batch and the average model has been updated.
+// local SGD, DiLoCo, EASGD) in the same machinery. Learners run on their own threads; Iterate()
+// returns when every learner has taken and trained on one batch and the average model has been
+// updated.
 class Engine {
  public:
   Engine(const LearnerSpec& spec, EngineOptions options, BatchSource* train);
@@ -92,7 +93,8 @@ class Engine {
   // allocator's cache) of the fullest GPU, shared by the engine devices on it.
   size_t MemoryBudgetBytes() const;
 
-  // Everything a checkpoint holds: "z/<blob>", "z_prev/<blob>", "learner<j>/<blob>",
+  // Everything a checkpoint holds: "z/<blob>", the synchroniser's central buffer
+  // ("z_prev/<param>" or "z_velocity/<param>"), "learner<j>/<blob>",
   // "learner<j>/<param>_momentum", plus batch-norm statistics. Restoring works with another
   // learner count: missing learners start from z, extra ones are dropped.
   std::vector<std::pair<std::string, const Tensor*>> StateTensors();

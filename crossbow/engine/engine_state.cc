@@ -121,7 +121,7 @@ std::vector<double> Engine::Impl::DistancesToAverage() {
       for (size_t i = 0; i < layout_.params().size(); ++i) {
         const auto& e = layout_.params()[i];
         squared += flat::SquaredDistance(host(*slot->learner->Blob(e.name), &w_copy),
-                                        host(device->z[i], &z_copy), e.numel);
+                                         host(device->z[i], &z_copy), e.numel);
       }
       out.push_back(std::sqrt(squared));
     }

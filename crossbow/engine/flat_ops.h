@@ -5,8 +5,8 @@
 namespace crossbow {
 namespace flat {
 
-// Element-wise kernels over flat float buffers, for the synchronisers (engine/sync/). Branch-free loops over
-// restrict pointers, so that they vectorise.
+// Element-wise kernels over flat float buffers, for the synchronisers (engine/sync/). Branch-free
+// loops over restrict pointers, so that they vectorise.
 
 // c = alpha * (w - z): learner j's correction against its device's average model.
 void Correction(const float* w, const float* z, float alpha, float* c, int64_t n);

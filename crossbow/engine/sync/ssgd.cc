@@ -1,6 +1,16 @@
-#include "crossbow/engine/sync/ssgd.h"
+#include "crossbow/engine/sync/synchroniser.h"
 
 namespace crossbow {
+namespace {
+
+// S-SGD: gradients weighted by batch size, averaged over every learner's images (one batch of
+// sum_j n_j); every learner takes the same step and stays the one model.
+class SSGD : public Synchroniser {
+ public:
+  void Learner(const LearnerTurn& turn) const override;
+  void Device(const DeviceTurn& turn) const override;
+  bool LearnersAreTheModel() const override { return true; }
+};
 
 void SSGD::Learner(const LearnerTurn& t) const {
   float* c = t.contribution;
@@ -20,6 +30,8 @@ void SSGD::Learner(const LearnerTurn& t) const {
 void SSGD::Device(const DeviceTurn& t) const {
   t.sync.ScaleByInverse(t.sum + t.layout.count_offset(), t.sum, t.layout.param_floats());
 }
+
+}  // namespace
 
 CROSSBOW_REGISTER_SYNCHRONISER(ssgd, [](const EngineOptions&) { return std::make_unique<SSGD>(); });
 
