@@ -13,6 +13,9 @@ import os
 
 from crossbow import _native, world
 
+# The synchronisers (crossbow/engine/sync/), checked here before the extension is loaded.
+SYNCS = ("sma", "easgd", "localsgd", "diloco", "ssgd", "sgd")
+
 # name: (default, type, help). The command line adds --name-with-dashes for each.
 OPTIONS = {
     "batch_size": (16, int, "images per learner per iteration"),
@@ -111,9 +114,8 @@ def _check(opts):
                              f"got {opts['learners']!r}")
         if k < 1:
             raise ValueError(f"{_flag('learners')} must be >= 1, got {k}")
-    syncs = ("sma", "easgd", "localsgd", "diloco", "ssgd", "sgd")
-    if opts["sync"] not in syncs:
-        raise ValueError(f"{_flag('sync')} must be {', '.join(syncs[:-1])} or {syncs[-1]}, "
+    if opts["sync"] not in SYNCS:
+        raise ValueError(f"{_flag('sync')} must be {', '.join(SYNCS[:-1])} or {SYNCS[-1]}, "
                          f"got {opts['sync']!r}")
     if opts["resume"] and not opts["checkpoint_dir"]:
         raise ValueError("resume (--resume) needs a checkpoint_dir (--checkpoint-dir)")

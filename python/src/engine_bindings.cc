@@ -36,6 +36,7 @@ py::array_t<float> CopyOut(const Tensor& t) {
 
 void BindEngine(py::module_& m) {
   m.def("cuda_device_count", &CudaDeviceCount, "GPUs usable now (0 without CUDA or a GPU)");
+  m.def("sync_names", &SynchroniserNames, "the registered synchronisers, sorted");
   m.def("parse_devices", [](const std::string& spec) {
     std::vector<std::vector<int>> out;
     for (const auto& d : ParseDevices(spec)) out.push_back(d.cores);

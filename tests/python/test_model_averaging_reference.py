@@ -5,7 +5,8 @@ central buffer and of each learner. Then the invariants between them, and resumi
 import numpy as np
 import pytest
 
-from test_sync_reference import ALPHA, B, LR, MU, MU_Z, TOL, WD, data, forward_backward, spec, split
+from test_sync_reference import (ALPHA, B, LR, MU, MU_Z, TOL, WD, data, forward_backward,
+                                 learner_batch, spec, split)
 
 _C = pytest.importorskip("crossbow._C", reason="crossbow._C is not built (scripts/setup.sh)")
 
@@ -36,7 +37,8 @@ class Reference:
     iteration (t + 1 divisible by H), with N learners and z's statistics then the mean of the
     learners':
       sma/easgd  c_j = alpha (s_j - z); w_j -= c_j; C = sum_j c_j;
-                 polyak: z' = z + C + mu_z (z - z_prev)   nesterov: u = mu_z u + C; z' = z + C + mu_z u
+                 polyak: z' = z + C + mu_z (z - z_prev)
+                 nesterov: u = mu_z u + C; z' = z + C + mu_z u
                  (easgd: mu_z = 0)
       localsgd   z = mean_j w_j; every learner takes z (w and statistics; v stays)
       diloco     d = mean_j w_j - z; u = mu_o u + d; z += lr_o (d + mu_o u); learners take z."""
@@ -57,13 +59,10 @@ class Reference:
     def iterate(self, t, images, labels):
         synchronise = (t + 1) % self.period == 0
         elastic = synchronise and self.sync in ("sma", "easgd")
-        batches = len(labels) // B
         total = {k: np.zeros_like(v) for k, v in self.z.items()}
         for j in range(self.n):
-            i = (t * self.n + j) % batches
             grads, self.stats[j] = forward_backward(self.w[j], self.stats[j],
-                                                    images[i * B:(i + 1) * B],
-                                                    labels[i * B:(i + 1) * B])
+                                                    *learner_batch(t, self.n, j, images, labels))
             for name in PARAMS:
                 self.v[j][name] = MU * self.v[j][name] - LR * (grads[name] + WD * self.w[j][name])
                 snapshot = self.w[j][name].copy()
@@ -102,7 +101,8 @@ def central_name(options):
 
 def assert_state(got, ref, central, where):
     for name in PARAMS:
-        np.testing.assert_allclose(got["z/" + name], ref.z[name], **TOL, err_msg=f"z/{name} {where}")
+        np.testing.assert_allclose(got["z/" + name], ref.z[name], **TOL,
+                                   err_msg=f"z/{name} {where}")
         np.testing.assert_allclose(got[f"{central}/{name}"], ref.central[name], **TOL,
                                    err_msg=f"{central}/{name} {where}")
     for name in STATS:
@@ -210,3 +210,10 @@ def test_bad_synchroniser_options_are_value_errors_naming_the_option():
                              (dict(sync="easgd", alpha=1.5), "EASGD's alpha must be in")]:
         with pytest.raises(ValueError, match=message):
             engine(images, labels, **options)
+
+
+def test_every_registered_synchroniser_has_a_reference_test_and_a_flag():
+    from crossbow.trainer import SYNCS
+    # ssgd: test_sync_reference.py; sgd: tests/cpp/engine_test.cc (bit-equal to Learner::Step)
+    covered = {o["sync"] for o in MODES.values()} | {"ssgd", "sgd"}
+    assert sorted(_C.sync_names()) == sorted(covered) == sorted(SYNCS)
