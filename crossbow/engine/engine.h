@@ -52,6 +52,10 @@ struct EngineOptions {
   std::shared_ptr<ProcessGroup> group;
 };
 
+// Whether a new learning rate `lr` is a drop that restarts learners from z: at most
+// `restart_drop` x `peak`, the highest rate since the last restart.
+bool IsRestartingDrop(double lr, double peak, double restart_drop);
+
 struct IterationResult {
   double loss = 0;  // mean over learners
   int64_t images = 0;

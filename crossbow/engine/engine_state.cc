@@ -14,6 +14,10 @@
 
 namespace crossbow {
 
+bool IsRestartingDrop(double lr, double peak, double restart_drop) {
+  return lr < peak && lr <= restart_drop * peak;
+}
+
 void Engine::Impl::Fence() {
   std::unique_lock<std::mutex> lock(mutex_);
   cv_.wait(lock, [&] {
@@ -50,7 +54,7 @@ void Engine::Impl::SetLearningRate(double lr) {
   lr_ = lr;
   lr_peak_ = std::max(lr_peak_, lr);
   const bool restart =
-      algorithm_->RestartsOnDrop() && lr < lr_peak_ && lr <= options_.restart_drop * lr_peak_;
+      algorithm_->RestartsOnDrop() && IsRestartingDrop(lr, lr_peak_, options_.restart_drop);
   for (auto& device : devices_) {
     for (auto& slot : device->slots) {
       slot->learner->SetLearningRate(static_cast<float>(lr));

@@ -246,9 +246,9 @@ void Trainer::Loop::Step(double lr) {
   if (lr != info_.lr) {
     engine_.SetLearningRate(lr);
     info_.lr = lr;
-    // The engine's rule (EngineOptions::restart_drop), followed to checkpoint it.
+    // The engine's rule, followed to checkpoint the peak it restarts against.
     info_.lr_peak = std::max(info_.lr_peak, lr);
-    if (lr < info_.lr_peak && lr <= t_.restart_drop_ * info_.lr_peak) info_.lr_peak = lr;
+    if (IsRestartingDrop(lr, info_.lr_peak, t_.restart_drop_)) info_.lr_peak = lr;
   }
   IterationResult r;
   try {
