@@ -149,16 +149,37 @@ def result_row(settings, metrics_path):
         "sync": o["sync"], "batch_size": o["batch_size"], "learners": o["learners"],
         "learners_chosen": last.get("learners_per_device"),
         "epochs": o["epochs"], "epochs_done": round(last.get("epoch", 0.0), 2),
+        "complete": last.get("epoch", 0.0) >= o["epochs"] - 1e-3,
         "published_epochs": round(recipe.epochs, 2),
         "compressed": o["epochs"] < recipe.epochs,
         "best_top1": max((r["accuracy"] for r in evals), default=None),
         "final_top1": last.get("accuracy"),
         "published_top1": recipe.published_top1 or None, "source": recipe.source,
+        "overrides": settings.get("overrides", {}),
         "training_minutes": round(last.get("time", 0.0) / 60, 1),
         "images_per_s": round(last["epoch"] * settings["train_images"] / last["time"], 1)
         if last.get("time") else None,
         **settings["machine"], "commit": settings["commit"], "started": settings["started"],
     }
+
+
+def record_settings(out, recipe, variant, options, overrides, train_db, test_db):
+    """Writes (and returns) `out`/reproduce.json: what result_row needs besides the metrics.
+    A resumed run keeps the start time and commit of its first start."""
+    from crossbow import _native
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, "reproduce.json")
+    settings = {"recipe": recipe, "variant": variant, "options": options,
+                "overrides": overrides, "train_db": train_db, "test_db": test_db,
+                "train_images": len(_native.load().LmdbReader(train_db)),
+                "machine": machine(), "commit": commit(),
+                "started": time.strftime("%Y-%m-%d %H:%M")}
+    if os.path.isfile(path):
+        with open(path) as f:
+            before = json.load(f)
+        settings.update(started=before.get("started"), commit=before.get("commit"))
+    _write_json(path, settings)
+    return settings
 
 
 def _write_json(path, value):
@@ -208,24 +229,14 @@ def run(args, overrides):
         return 0
     train_db, test_db = prepare(recipe.dataset, data_dir(args.data_dir), cache,
                                 log=lambda line: print(line, file=sys.stderr, flush=True))
-    os.makedirs(out, exist_ok=True)
-    settings_path = os.path.join(out, "reproduce.json")
+    settings = record_settings(out, recipe.name, args.variant, options, overrides, train_db,
+                               test_db)
+    from crossbow import trainer
+    options = dict(options)
     net = options.pop("net")
-    from crossbow import _native, trainer
-    settings = {"recipe": recipe.name, "variant": args.variant,
-                "options": dict(options, net=net), "train_db": train_db, "test_db": test_db,
-                "train_images": _native.load().LmdbReader(train_db).__len__(),
-                "machine": machine(), "commit": commit(),
-                "started": time.strftime("%Y-%m-%d %H:%M")}
-    if os.path.isfile(settings_path):  # a resumed run keeps its start and first commit
-        with open(settings_path) as f:
-            before = json.load(f)
-        settings.update(started=before.get("started"), commit=before.get("commit"))
-    _write_json(settings_path, settings)
     result = trainer.Trainer(net, train_db, test_db, **options).fit()
     print(trainer.describe(result))
     row = result_row(settings, options["metrics"])
-    row["complete"] = not result["signal"] and row["epochs_done"] >= options["epochs"] - 1e-6
     _write_json(os.path.join(out, "result.json"), row)
     try:
         from crossbow.plot import plot
