@@ -9,8 +9,9 @@ the published run), one epoch of linear warm-up from a tenth of it, the publishe
 decay and momentum, and the published drops at the same fractions of the run.
 """
 import dataclasses
-import difflib
 import math
+
+from crossbow.names import did_you_mean
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,9 +99,7 @@ RECIPES = {r.name: r for r in (
 
 
 def _unknown(what, name, known):
-    near = difflib.get_close_matches(name, known, n=1)
-    hint = f"; did you mean '{near[0]}'?" if near else ""
-    return f"unknown {what} '{name}'{hint} ({what}s: {', '.join(known)})"
+    return f"unknown {what} '{name}'{did_you_mean(name, known)} ({what}s: {', '.join(known)})"
 
 
 def get(name):
