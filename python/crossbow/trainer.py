@@ -12,6 +12,7 @@ import math
 import os
 
 from crossbow import _native, world
+from crossbow.names import did_you_mean
 
 # The synchronisers (crossbow/engine/sync/), checked here before the extension is loaded.
 SYNCS = ("sma", "easgd", "localsgd", "diloco", "ssgd", "sgd")
@@ -133,10 +134,8 @@ class Trainer:
     def __init__(self, net, train_db, test_db=None, **options):
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
-            import difflib
-            near = difflib.get_close_matches(unknown[0], OPTIONS, n=1)
-            hint = f"; did you mean '{near[0]}'?" if near else ""
-            raise TypeError(f"Trainer got an unknown option '{unknown[0]}'{hint}")
+            raise TypeError(f"Trainer got an unknown option '{unknown[0]}'"
+                            f"{did_you_mean(unknown[0], OPTIONS)}")
         self.options = {name: spec[0] for name, spec in OPTIONS.items()}
         self.options.update(options)
         _check(self.options)
