@@ -28,18 +28,6 @@ double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-const char* SyncName(SyncMode mode) {
-  switch (mode) {
-    case SyncMode::kSMA:
-      return "sma";
-    case SyncMode::kSSGD:
-      return "ssgd";
-    case SyncMode::kSGD:
-      return "sgd";
-  }
-  return "?";
-}
-
 }  // namespace
 
 Trainer::Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSource* train,
@@ -47,7 +35,7 @@ Trainer::Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSou
     : group_(engine_options.group),
       timeout_(engine_options.collective_timeout_ms),
       net_(spec.name),
-      sync_(SyncName(engine_options.sync)),
+      sync_(engine_options.sync),
       learners_fixed_(!options.autotune),
       train_(train),
       test_(test),
@@ -258,9 +246,9 @@ void Trainer::Loop::Step(double lr) {
   if (lr != info_.lr) {
     engine_.SetLearningRate(lr);
     info_.lr = lr;
-    // The engine's rule (EngineOptions::restart_drop), followed to checkpoint it.
+    // The engine's rule, followed to checkpoint the peak it restarts against.
     info_.lr_peak = std::max(info_.lr_peak, lr);
-    if (lr < info_.lr_peak && lr <= t_.restart_drop_ * info_.lr_peak) info_.lr_peak = lr;
+    if (IsRestartingDrop(lr, info_.lr_peak, t_.restart_drop_)) info_.lr_peak = lr;
   }
   IterationResult r;
   try {

@@ -159,6 +159,8 @@ def parser():
     _add_training(sub, NAMES)
     from crossbow import export_command
     export_command.add_parser(sub, NAMES)
+    from crossbow import reproduce
+    reproduce.add_parser(sub, _output_flags())
     return p
 
 

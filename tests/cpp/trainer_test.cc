@@ -112,7 +112,7 @@ class MemorySource : public BatchSource {
   std::vector<std::unique_ptr<Owned>> released_;
 };
 
-EngineOptions Learners(int k, SyncMode sync = SyncMode::kSMA) {
+EngineOptions Learners(int k, const std::string& sync = "sma") {
   EngineOptions o;
   o.devices = ParseDevices("cpu:0");
   o.learners_per_device = k;
