@@ -6,7 +6,9 @@ medians reported (a table on stdout, one JSON line per result).
 Workloads: CIFAR-10 train from a raw-record LMDB and from an encoded (JPEG) LMDB with
 pad 4 / crop 32 / mirror / normalise; Imagenette-160 train from an encoded LMDB to 128 px
 random-resized crops with mirror / normalise. Crossbow runs `workers` decode threads; the peer
-(/usr/bin/python3 with torch, in its own process, OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset)
+(--peer-python, scripts/peer.py: the venv of scripts/setup_peer.sh when present, Debian's
+python3-torch otherwise; named in the output; in its own process, OPENBLAS_CORETYPE and
+OPENBLAS_L2_SIZE unset; no model, so the peer's channels_last and compile modes do not apply)
 runs a DataLoader with `num_workers=workers` over the JPEG folders (an ImageFolder), and for the
 raw case over the pixels held in memory as torchvision's CIFAR10 dataset does; its main process
 runs one intra-op thread (checked). Both sides skip their first batch and time the same number
@@ -25,6 +27,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
+import peer  # noqa: E402
 from crossbow import convert  # noqa: E402
 from crossbow.data import ImageDB  # noqa: E402
 
@@ -113,12 +116,10 @@ def crossbow_run(kind, db, images, batch, workers):
     return seen / (time.perf_counter() - start)
 
 
-def peer_run(kind, folder, images, batch, workers):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "PYTHONPATH")}
+def peer_run(python, kind, folder, images, batch, workers):
     spec = dict(kind=kind, folder=folder, images=images, batch=batch, workers=workers,
                 mean=MEAN, std=STD)
-    out = subprocess.run(["/usr/bin/python3", "-c", PEER, json.dumps(spec)], env=env,
+    out = subprocess.run([python, "-c", PEER, json.dumps(spec)], env=peer.env(),
                          capture_output=True, text=True, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["threads"] == 1, f"the peer ran {result['threads']} intra-op threads, not 1"
@@ -133,7 +134,10 @@ def main():
     parser.add_argument("--workers", type=int, default=1, help="decode workers (cores)")
     parser.add_argument("--scratch", default="/tmp/crossbow_bench_data")
     parser.add_argument("--only", nargs="*", default=["cifar_raw", "cifar_jpeg", "imagenette"])
+    peer.add_argument(parser)
     args = parser.parse_args()
+    info = peer.describe(args.peer_python)
+    print(peer.banner(info), flush=True)
     workloads = prepare(args.scratch)
     rates = {(k, who): [] for k in args.only for who in ("crossbow", "torchvision")}
     for r in range(args.rounds):
@@ -141,7 +145,8 @@ def main():
             folder, db = workloads[kind]
             n = args.images // 4 if kind == "imagenette" else args.images
             rates[kind, "crossbow"].append(crossbow_run(kind, db, n, args.batch, args.workers))
-            rates[kind, "torchvision"].append(peer_run(kind, folder, n, args.batch, args.workers))
+            rates[kind, "torchvision"].append(
+                peer_run(args.peer_python, kind, folder, n, args.batch, args.workers))
             print(f"round {r + 1}/{args.rounds} {kind}: crossbow "
                   f"{rates[kind, 'crossbow'][-1]:.0f}, torchvision "
                   f"{rates[kind, 'torchvision'][-1]:.0f} images/s", file=sys.stderr)
@@ -149,13 +154,13 @@ def main():
           f"{'speed-up':>9}")
     for kind in args.only:
         ours = statistics.median(rates[kind, "crossbow"]) / args.workers
-        peer = statistics.median(rates[kind, "torchvision"]) / args.workers
-        print(f"{kind:<12} {ours:>20.0f} {peer:>23.0f} {ours / peer:>8.2f}x")
+        theirs = statistics.median(rates[kind, "torchvision"]) / args.workers
+        print(f"{kind:<12} {ours:>20.0f} {theirs:>23.0f} {ours / theirs:>8.2f}x")
         print(json.dumps(dict(bench="data", workload=kind, workers=args.workers,
                               batch=args.batch, rounds=args.rounds,
                               crossbow_images_per_s_per_core=round(ours, 1),
-                              torchvision_images_per_s_per_core=round(peer, 1),
-                              speedup=round(ours / peer, 2))))
+                              torchvision_images_per_s_per_core=round(theirs, 1),
+                              speedup=round(ours / theirs, 2), peer=info)))
 
 
 if __name__ == "__main__":

@@ -3,11 +3,13 @@
 PyTorch on the same machine, same architecture, same thread count, rounds interleaved.
 
 Each measurement runs in its own process: Crossbow's under this interpreter, PyTorch's under
-the interpreter that has torch (Debian's /usr/bin/python3 by default), with
-OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset for the peer alone so that it runs at its best.
-Prints a table (medians, min-max) and JSON lines with ratio_vs_pytorch.
+--peer-python (scripts/peer.py: the venv of scripts/setup_peer.sh when present, Debian's
+python3-torch otherwise), once per peer mode: eager, channels_last and torch.compile (its first
+step, the compile, is reported apart and never timed). Prints the peer it used, a table
+(medians, min-max) and JSON lines with Crossbow's ratio against each mode and the best.
 
     python3 scripts/bench_step.py [--batches 1 16 64] [--rounds 5] [--threads 1]
+        [--peer-python PATH] [--modes eager channels_last compile]
 """
 
 import argparse
@@ -17,6 +19,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+import peer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ITERS = {1: 40, 4: 20, 16: 8, 32: 5, 64: 3, 128: 2}
@@ -43,16 +47,18 @@ def crossbow_worker(batch, iters, threads):
             "unplanned_bytes": stats["unplanned_bytes"]}
 
 
-def torch_worker(batch, iters, threads):
+def torch_worker(batch, iters, threads, mode):
     import torch
     import torch.nn.functional as F
+    from torch_modes import prepare, timed
     from torch_resnet import cifar_resnet
 
     torch.set_num_threads(threads)
     torch.manual_seed(1)
     model = cifar_resnet(32)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
-    x = torch.randn(batch, 3, 32, 32)
+    model, layout = prepare(model, mode)
+    x = layout(torch.randn(batch, 3, 32, 32))
     y = torch.randint(0, 10, (batch,))
 
     def step():
@@ -60,29 +66,57 @@ def torch_worker(batch, iters, threads):
         F.cross_entropy(model(x), y).backward()
         opt.step()
 
-    for _ in range(3):
+    first_s = timed(step)
+    for _ in range(2):
         step()
-    times = []
-    for _ in range(iters):
-        t = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t)
-    return {"times": times, "threads": torch.get_num_threads()}
+    times = [timed(step) for _ in range(iters)]
+    return {"times": times, "threads": torch.get_num_threads(), "first_step_s": first_s}
 
 
-def run_worker(kind, batch, threads, peer_python):
+def run_worker(kind, batch, threads, peer_python, mode=None):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     python = sys.executable
+    cmd = [os.path.abspath(__file__), "--worker", kind, "--batches", str(batch), "--threads",
+           str(threads)]
     if kind == "torch":
-        python = peer_python
-        env.pop("OPENBLAS_CORETYPE", None)
-        env.pop("OPENBLAS_L2_SIZE", None)
-    cmd = [python, os.path.abspath(__file__), "--worker", kind, "--batches", str(batch),
-           "--threads", str(threads)]
+        python, env = peer_python, peer.env(env)
+        cmd += ["--modes", mode]
+    cmd = [python] + cmd
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         raise RuntimeError(f"{kind} worker failed (batch {batch}):\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def summary(batch, threads, crossbow_s, peer_s, memory):
+    """One batch size's JSON line from per-round medians: Crossbow's step times, each peer
+    mode's ({mode: [seconds]}), Crossbow's (planned, unplanned) activation bytes."""
+    line = {"bench": "step", "net": "resnet32", "batch": batch, "threads": threads}
+    for who, times in [("crossbow", crossbow_s)] + [(f"pytorch_{m}", t) for m, t in peer_s.items()]:
+        line.update({f"{who}_ms_median": statistics.median(times) * 1e3,
+                     f"{who}_ms_min": min(times) * 1e3, f"{who}_ms_max": max(times) * 1e3})
+    line.update(peer.ratios(batch / statistics.median(crossbow_s),
+                            {m: batch / statistics.median(t) for m, t in peer_s.items()}))
+    line.update(activation_bytes_planned=memory[0], activation_bytes_unplanned=memory[1])
+    return line
+
+
+def print_table(args, lines, modes):
+    print(f"\nResNet-32, forward+backward+update per iteration, {args.threads} thread(s) each "
+          f"(the peer's torch.get_num_threads() checked), {args.rounds} interleaved rounds "
+          "(median, min-max); ratio: Crossbow's images/s over the peer's")
+    print(f"{'batch':>5} | {'who':>22} | {'ms':>24} | {'img/s':>8} | ratio")
+    for line in lines:
+        b = line["batch"]
+        for who in ["crossbow"] + [f"pytorch_{m}" for m in modes]:
+            ms = [line[f"{who}_ms_{k}"] for k in ("median", "min", "max")]
+            ratio = "" if who == "crossbow" else f"{line['ratio_vs_' + who[8:]]:5.2f}"
+            print(f"{b:>5} | {who:>22} | {ms[0]:8.2f} ({ms[1]:6.2f}-{ms[2]:6.2f}) | "
+                  f"{b / ms[0] * 1e3:8.1f} | {ratio}")
+        planned, unplanned = line["activation_bytes_planned"], line["activation_bytes_unplanned"]
+        print(f"{b:>5} | against the best ({line['best_mode']}): {line['ratio_vs_best']:.2f}x; "
+              f"Crossbow's activation memory planned/unplanned {planned / 2**20:.1f}/"
+              f"{unplanned / 2**20:.1f} MiB ({planned / unplanned:.2f})")
 
 
 def main():
@@ -90,51 +124,52 @@ def main():
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 16, 64])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--peer-python", default="/usr/bin/python3")
+    ap.add_argument("--modes", nargs="+", choices=peer.MODES, default=list(peer.MODES),
+                    help="the peer's configurations")
+    peer.add_argument(ap)
     ap.add_argument("--worker", choices=["crossbow", "torch"])
     args = ap.parse_args()
 
     if args.worker:
         batch = args.batches[0]
-        fn = crossbow_worker if args.worker == "crossbow" else torch_worker
-        print(json.dumps(fn(batch, ITERS.get(batch, 3), args.threads)))
+        iters = ITERS.get(batch, 3)
+        res = (crossbow_worker(batch, iters, args.threads) if args.worker == "crossbow" else
+               torch_worker(batch, iters, args.threads, args.modes[0]))
+        print(json.dumps(res))
         return
 
-    results = {b: {"crossbow": [], "torch": [], "memory": None} for b in args.batches}
+    info = peer.describe(args.peer_python)
+    modes, notes = peer.modes(info, args.modes)
+    print(peer.banner(info), *notes, sep="\n")
+    results = {b: {"crossbow": [], "memory": None, **{m: [] for m in modes}}
+               for b in args.batches}
+    first_steps = {m: [] for m in modes}
     for r in range(args.rounds):
         for b in args.batches:
-            for kind in (("crossbow", "torch") if r % 2 == 0 else ("torch", "crossbow")):
-                res = run_worker(kind, b, args.threads, args.peer_python)
-                results[b][kind].append(statistics.median(res["times"]))
+            kinds = [("crossbow", None)] + [("torch", m) for m in modes]
+            for kind, mode in (kinds if r % 2 == 0 else kinds[::-1]):
+                res = run_worker(kind, b, args.threads, args.peer_python, mode)
+                results[b][mode or kind].append(statistics.median(res["times"]))
                 if kind == "crossbow":
                     results[b]["memory"] = (res["planned_bytes"], res["unplanned_bytes"])
-                elif res["threads"] != args.threads:
+                    continue
+                first_steps[mode].append(res["first_step_s"])
+                if res["threads"] != args.threads:
                     raise RuntimeError(f"the peer runs {res['threads']} threads, not "
                                        f"{args.threads}")
-            print(f"round {r + 1}/{args.rounds} batch {b}: crossbow {results[b]['crossbow'][-1] * 1e3:.1f} ms, "
-                  f"pytorch {results[b]['torch'][-1] * 1e3:.1f} ms", file=sys.stderr)
+            print(f"round {r + 1}/{args.rounds} batch {b}: " + ", ".join(
+                f"{k} {results[b][k][-1] * 1e3:.1f} ms" for k in ["crossbow"] + modes),
+                file=sys.stderr)
 
-    print(f"\nResNet-32, forward+backward+update per iteration, {args.threads} thread(s) each "
-          f"(the peer's torch.get_num_threads() checked), "
-          f"{args.rounds} interleaved rounds (median, min-max)")
-    print(f"{'batch':>5} | {'crossbow ms':>22} | {'pytorch ms':>22} | {'img/s cb':>8} | {'img/s pt':>8} | ratio | act. memory planned/unplanned")
-    lines = []
-    for b in args.batches:
-        cb, pt = results[b]["crossbow"], results[b]["torch"]
-        mcb, mpt = statistics.median(cb), statistics.median(pt)
-        planned, unplanned = results[b]["memory"]
-        print(f"{b:>5} | {mcb * 1e3:8.2f} ({min(cb) * 1e3:6.2f}-{max(cb) * 1e3:6.2f}) | "
-              f"{mpt * 1e3:8.2f} ({min(pt) * 1e3:6.2f}-{max(pt) * 1e3:6.2f}) | {b / mcb:8.1f} | "
-              f"{b / mpt:8.1f} | {mpt / mcb:5.2f} | {planned / 2**20:.1f}/{unplanned / 2**20:.1f} MiB "
-              f"({planned / unplanned:.2f})")
-        lines.append({"bench": "step", "net": "resnet32", "batch": b, "threads": args.threads,
-                      "crossbow_ms_median": mcb * 1e3, "crossbow_ms_min": min(cb) * 1e3,
-                      "crossbow_ms_max": max(cb) * 1e3, "pytorch_ms_median": mpt * 1e3,
-                      "pytorch_ms_min": min(pt) * 1e3, "pytorch_ms_max": max(pt) * 1e3,
-                      "ratio_vs_pytorch": mpt / mcb, "activation_bytes_planned": planned,
-                      "activation_bytes_unplanned": unplanned})
+    lines = [summary(b, args.threads, results[b]["crossbow"], {m: results[b][m] for m in modes},
+                     results[b]["memory"]) for b in args.batches]
+    print_table(args, lines, modes)
+    print("peer's first step (compile included in mode compile, never timed), median s: " +
+          ", ".join(f"{m} {statistics.median(first_steps[m]):.1f}" for m in modes))
     for line in lines:
-        print(json.dumps(line))
+        print(json.dumps({**line, "peer": info,
+                          "peer_first_step_s": {m: statistics.median(first_steps[m])
+                                                for m in modes}}))
 
 
 if __name__ == "__main__":

@@ -29,10 +29,14 @@ Both sides alike:
               included; PyTorch: its first batch included). The autotuner's decisions are
               reported on their own.
 
-The PyTorch peer runs under --peer-python (/usr/bin/python3, python3-torch) with
-OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset.
+The PyTorch peer runs under --peer-python (scripts/peer.py: the venv of scripts/setup_peer.sh
+when present, Debian's python3-torch otherwise; named in the output) with OPENBLAS_CORETYPE and
+OPENBLAS_L2_SIZE unset, once per --modes configuration (eager, channels_last, torch.compile; the
+compile step is timed apart, never counted), at each --peer-batches size (hardware); the last
+JSON lines give Crossbow's ratio against each and against the best.
 
-  python3 scripts/bench_train.py hardware --work /tmp/bench --rounds 3 --seconds 60
+  python3 scripts/bench_train.py hardware --work /tmp/bench --rounds 3 --seconds 60 \
+      --peer-batches 16 64 128
   python3 scripts/bench_train.py statistical --work /tmp/bench [--resume]
   python3 scripts/bench_train.py compare --work /tmp/bench --seconds 240
 """
@@ -45,6 +49,8 @@ import subprocess
 import sys
 import tarfile
 
+import peer
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CIFAR_TAR = os.path.join(ROOT, "..", "shared", "data", "cifar10-jpg.tar.gz")
 
@@ -55,6 +61,7 @@ import torch, torch.nn.functional as F
 import torchvision
 spec = json.loads(sys.argv[1])
 torch.set_num_threads(spec["threads"])
+from torch_modes import prepare, timed
 from torch_resnet import cifar_resnet as resnet
 
 def pixels(split):
@@ -99,11 +106,21 @@ loader = torch.utils.data.DataLoader(Augmented(*pixels("train"), True), batch, s
 print(json.dumps({"threads": torch.get_num_threads(), "workers": spec["workers"]}), flush=True)
 model = resnet(32 if mode == "hardware" else 20)
 opt = torch.optim.SGD(model.parameters(), 0.1, momentum=0.9, weight_decay=1e-4)
+model, layout = prepare(model, spec["peer_mode"])
+
+def step(x, y):
+    loss = F.cross_entropy(model(layout(x)), y); opt.zero_grad(); loss.backward(); opt.step()
+
+# torch.compile compiles on its first step: that step is timed apart and kept out of the rates.
+compiling = spec["peer_mode"] == "compile"
 if mode == "hardware":
+    if compiling:
+        x, y = next(iter(loader))
+        print(json.dumps({"compile_s": timed(lambda: step(x, y))}), flush=True)
     log, images, start = [], 0, time.perf_counter()
     while True:
         for x, y in loader:
-            loss = F.cross_entropy(model(x), y); opt.zero_grad(); loss.backward(); opt.step()
+            step(x, y)
             images += len(y)
             log.append((time.perf_counter() - start, images))
             if log[-1][0] >= spec["seconds"]:
@@ -115,11 +132,16 @@ elapsed, epoch = 0.0, 0
 while elapsed < spec["seconds"] and epoch < 20:
     model.train(); start = time.perf_counter()
     for x, y in loader:
-        loss = F.cross_entropy(model(x), y); opt.zero_grad(); loss.backward(); opt.step()
+        if compiling:
+            compile_s = timed(lambda: step(x, y)); compiling = False
+            start += compile_s
+            print(json.dumps({"compile_s": compile_s}), flush=True)
+        else:
+            step(x, y)
     elapsed += time.perf_counter() - start; sched.step(); epoch += 1
     model.eval(); correct = n = 0
     with torch.no_grad():
-        for x, y in test: correct += hits(model(x), y); n += len(y)
+        for x, y in test: correct += hits(model(layout(x)), y); n += len(y)
     print(json.dumps({"epoch": epoch, "time": elapsed, "accuracy": correct / n}), flush=True)
     if correct / n >= spec["target"]:
         break
@@ -145,17 +167,18 @@ def prepare(work):
     return folder, dbs
 
 
-def peer(args, mode, folder, batch, seconds, target=0.8):
-    """The peer's JSON lines; the first says its threads and workers."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
-    env["PYTHONPATH"] = os.path.join(ROOT, "scripts")  # torch_resnet
+def run_peer(args, mode, folder, batch, seconds, peer_mode, target=0.8):
+    """The peer's JSON lines after those that describe it (threads, workers, compile time),
+    which are printed."""
     spec = dict(mode=mode, folder=folder, work=args.work, batch=batch, seconds=seconds,
-                target=target, threads=args.threads, workers=args.workers)
-    out = subprocess.run([args.peer_python, "-c", PEER, json.dumps(spec)], env=env,
+                target=target, threads=args.threads, workers=args.workers, peer_mode=peer_mode)
+    out = subprocess.run([args.peer_python, "-c", PEER, json.dumps(spec)], env=peer.env(),
                          check=True, capture_output=True, text=True)
     lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    print(json.dumps({"peer": mode, "batch": batch, **lines[0]}), flush=True)
-    return lines[1:]
+    about = [line for line in lines if "threads" in line or "compile_s" in line]
+    print(json.dumps({"peer": mode, "batch": batch, "peer_mode": peer_mode,
+                      **{k: v for line in about for k, v in line.items()}}), flush=True)
+    return [line for line in lines if line not in about]
 
 
 def rates(log, measured_from, window_s):
@@ -197,8 +220,9 @@ def crossbow_log(metrics, batch):
 
 def hardware(args, folder, dbs):
     import crossbow
-    rows = {name: {"steady": [], "overall": []} for name in ("crossbow_b16", "torch_b16",
-                                                             "torch_b32")}
+    peers = [(b, m) for b in args.peer_batches for m in args.modes]
+    rows = {name: {"steady": [], "overall": []}
+            for name in ["crossbow_b16"] + [f"torch_b{b}_{m}" for b, m in peers]}
     for r in range(args.rounds):
         metrics = os.path.join(args.work, f"hw{r}.jsonl")
         result = crossbow.Trainer(net="resnet32", train_db=dbs["train"], batch_size=16,
@@ -210,8 +234,9 @@ def hardware(args, folder, dbs):
         # Overall: the trainer's images over its elapsed time, the autotuner's trials in both.
         ours = rates(crossbow_log(metrics, 16), 0, args.window)[0], result["images_per_s"]
         for name, (steady, overall) in [("crossbow_b16", ours)] + [
-                (f"torch_b{b}", rates(peer(args, "hardware", folder, b, args.seconds)[-1]["log"],
-                                      0, args.window)) for b in (16, 32)]:
+                (f"torch_b{b}_{m}", rates(run_peer(args, "hardware", folder, b, args.seconds,
+                                                   m)[-1]["log"], 0, args.window))
+                for b, m in peers]:
             rows[name]["steady"].append(steady)
             rows[name]["overall"].append(overall)
         print(json.dumps({"round": r, **{k: {s: v[s][-1] for s in v} for k, v in rows.items()}}),
@@ -219,16 +244,21 @@ def hardware(args, folder, dbs):
     med = {k: {s: statistics.median(v[s]) for s in v} for k, v in rows.items()}
     print(f"ResNet-32, CIFAR-10, medians of {args.rounds} interleaved rounds of {args.seconds} s;"
           f" steady: median of {args.window} s windows over the second half of the measured "
-          "phase; overall: the whole run (Crossbow's autotuning included)")
+          "phase; overall: the whole run (Crossbow's autotuning included, the peer's compile "
+          "not); ratio: Crossbow's images/s over the peer's")
     cb = med["crossbow_b16"]
     print(f"  Crossbow SMA batch 16, {result['learners_per_device']} learners: steady "
           f"{cb['steady']:8.1f}, overall {cb['overall']:8.1f} images/s")
-    for b in (16, 32):
-        pt = med[f"torch_b{b}"]
-        print(f"  PyTorch batch {b} ({args.threads} threads): steady {pt['steady']:8.1f}, "
+    for b, m in peers:
+        pt = med[f"torch_b{b}_{m}"]
+        print(f"  PyTorch {m} batch {b} ({args.threads} threads): steady {pt['steady']:8.1f}, "
               f"overall {pt['overall']:8.1f} images/s (Crossbow is "
               f"{cb['steady'] / pt['steady']:.2f}x steady, {cb['overall'] / pt['overall']:.2f}x "
               "overall)")
+    for kind in ("steady", "overall"):
+        print(json.dumps({"bench": "train_hardware", "rate": kind, "crossbow": cb[kind],
+                          **peer.ratios(cb[kind], {f"b{b}_{m}": med[f"torch_b{b}_{m}"][kind]
+                                                   for b, m in peers})}))
 
 
 def statistical(args, folder, dbs):
@@ -242,12 +272,19 @@ def statistical(args, folder, dbs):
                               lr_policy="multistep", steps=[4], weight_decay=1e-4,
                               target_accuracy=0.8, metrics=metrics, workers=args.workers,
                               checkpoint_dir=checkpoints, resume=args.resume).fit()
-    print(json.dumps({"crossbow_time_to_80": result["time_to_accuracy_s"],
-                      "learners": result["learners_per_device"],
+    ours = result["time_to_accuracy_s"]
+    print(json.dumps({"crossbow_time_to_80": ours, "learners": result["learners_per_device"],
                       "resumed": result["resumed"]}), flush=True)
-    torch_log = peer(args, "statistical", folder, 128, 1e9)
-    reached = [r for r in torch_log if r["accuracy"] >= 0.8]
-    print(json.dumps({"torch_time_to_80": reached[0]["time"] if reached else None}))
+    times = {}
+    for m in args.modes:
+        reached = [r for r in run_peer(args, "statistical", folder, 128, 1e9, m)
+                   if r["accuracy"] >= 0.8]
+        times[m] = reached[0]["time"] if reached else None
+        print(json.dumps({"torch_time_to_80": times[m], "peer_mode": m}), flush=True)
+    reached = {m: t for m, t in times.items() if t}
+    if ours and reached:  # ratios of rates (1 / time): the peer's time over Crossbow's
+        print(json.dumps({"bench": "train_statistical", "crossbow_time_to_80": ours,
+                          **peer.ratios(1 / ours, {m: 1 / t for m, t in reached.items()})}))
 
 
 def compare(args, folder, dbs):
@@ -284,13 +321,21 @@ def main():
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "sync_comparison.png"))
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="the peer's threads")
-    ap.add_argument("--peer-python", default="/usr/bin/python3", help="a Python with torch")
+    peer.add_argument(ap)
+    ap.add_argument("--modes", nargs="+", choices=peer.MODES, default=list(peer.MODES),
+                    help="the peer's configurations (hardware, statistical)")
+    ap.add_argument("--peer-batches", type=int, nargs="+", default=[16, 32],
+                    help="hardware: the peer's batch sizes")
     ap.add_argument("--workers", type=int, default=2, help="loader workers, both sides")
     ap.add_argument("--window", type=float, default=5.0, help="seconds per measured window")
     ap.add_argument("--resume", action="store_true",
                     help="statistical: go on from the checkpoint of an earlier run")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
+    if args.mode != "compare":
+        info = peer.describe(args.peer_python)
+        args.modes, notes = peer.modes(info, args.modes)
+        print(peer.banner(info), *notes, sep="\n", flush=True)
     folder, dbs = prepare(args.work)
     {"hardware": hardware, "statistical": statistical, "compare": compare}[args.mode](
         args, folder, dbs)

@@ -1,0 +1,95 @@
+"""The PyTorch peer of the CPU benchmarks (bench_step.py, bench_train.py, bench_data.py): which
+Python runs it, the environment it runs in, what it is (torch and oneDNN versions), and the
+ratios of Crossbow's rate against each of its configurations and the best. Needs no torch: it
+runs under Crossbow's interpreter and asks the peer's interpreter about itself.
+
+    python3 scripts/peer.py --venv      the venv scripts/setup_peer.sh makes (its one spelling)
+    python3 scripts/peer.py             the default peer, described as JSON
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+SCRIPTS = os.path.dirname(os.path.abspath(__file__))
+DEBIAN_PYTHON = "/usr/bin/python3"  # python3-torch
+# The peer's configurations: eager NCHW, eager channels_last, torch.compile (scripts/torch_modes.py).
+MODES = ("eager", "channels_last", "compile")
+
+_DESCRIBE = r"""
+import json, re, sys
+import torch
+found = re.search(r"(?:MKL-DNN|oneDNN|MKLDNN)\s+v?([0-9][0-9.]*)", torch.__config__.show())
+print(json.dumps({"torch": torch.__version__, "onednn": found.group(1) if found else "unknown",
+                  "compile": hasattr(torch, "compile")}))
+"""
+
+
+def venv_dir():
+    return os.environ.get("CROSSBOW_PEER_VENV",
+                          os.path.join(os.path.expanduser("~"), ".cache", "crossbow", "peer-venv"))
+
+
+def default_python():
+    """The venv's python when scripts/setup_peer.sh has made it, Debian's python3 otherwise."""
+    venv_python = os.path.join(venv_dir(), "bin", "python")
+    return venv_python if os.access(venv_python, os.X_OK) else DEBIAN_PYTHON
+
+
+def add_argument(parser):
+    parser.add_argument("--peer-python", default=default_python(),
+                        help="the Python whose torch is the peer (default: the venv of "
+                             "scripts/setup_peer.sh when present, else /usr/bin/python3; "
+                             "now %(default)s)")
+
+
+def env(base=None):
+    """The peer's environment: Crossbow's OpenBLAS presets dropped so that the peer runs at its
+    best, and scripts/ on the path (torch_resnet, torch_modes)."""
+    out = {k: v for k, v in (os.environ if base is None else base).items()
+           if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    out["PYTHONPATH"] = SCRIPTS
+    return out
+
+
+def describe(python):
+    """{"python", "torch", "onednn", "compile"} of the peer; a clear error when it has no torch."""
+    out = subprocess.run([python, "-c", _DESCRIBE], env=env(), capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"the peer {python} cannot import torch (run scripts/setup_peer.sh or "
+                           f"pass --peer-python):\n{out.stderr[-1500:]}")
+    return {"python": python, **json.loads(out.stdout.strip().splitlines()[-1])}
+
+
+def banner(info):
+    return f"peer: {info['python']}, torch {info['torch']}, oneDNN {info['onednn']}"
+
+
+def modes(info, wanted=MODES):
+    """The wanted modes this peer can run, and a note for each it cannot."""
+    if info["compile"] or "compile" not in wanted:
+        return list(wanted), []
+    return [m for m in wanted if m != "compile"], [
+        f"torch {info['torch']} has no torch.compile: mode compile skipped"]
+
+
+def ratios(ours, peer_rates):
+    """Crossbow's rate against each peer mode's rate (higher is faster on both sides) and
+    against the fastest of them: {"ratio_vs_<mode>": ..., "ratio_vs_best": ..., "best_mode"}."""
+    out = {f"ratio_vs_{mode}": ours / rate for mode, rate in peer_rates.items()}
+    best = max(peer_rates, key=peer_rates.get)
+    out.update(ratio_vs_best=ours / peer_rates[best], best_mode=best)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--venv", action="store_true", help="print the venv's folder and exit")
+    args = ap.parse_args()
+    print(venv_dir() if args.venv else json.dumps(describe(default_python())))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""The benchmarks' PyTorch peer (scripts/peer.py): which Python it is, what it runs in, how it
+describes itself and how Crossbow's ratios against its modes come out, with a fake peer whose
+torch is a stub (no venv, no real torch, nothing timed)."""
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+SCRIPTS = os.path.join(ROOT, "scripts")
+sys.path.insert(0, SCRIPTS)
+import peer  # noqa: E402
+
+spec = importlib.util.spec_from_file_location("bench_step", os.path.join(SCRIPTS, "bench_step.py"))
+bench_step = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench_step)
+
+FAKE_TORCH = '''__version__ = "9.1.0"
+class __config__:
+    @staticmethod
+    def show():
+        return "  - Intel(R) MKL-DNN v3.7.1 (Git Hash abc)\\n  - OpenMP 201511"
+'''
+
+
+def fake_peer(tmp_path, torch_source=FAKE_TORCH):
+    """An executable 'python' whose torch is `torch_source`."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "torch.py").write_text(torch_source)
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\nPYTHONPATH={site}:$PYTHONPATH exec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    return str(python)
+
+
+def test_default_is_the_venv_when_present_and_debian_otherwise(tmp_path, monkeypatch):
+    monkeypatch.setenv("CROSSBOW_PEER_VENV", str(tmp_path / "venv"))
+    assert peer.default_python() == "/usr/bin/python3"
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    fake_peer(tmp_path / "venv" / "bin")
+    assert peer.default_python() == str(tmp_path / "venv" / "bin" / "python")
+    out = subprocess.run([sys.executable, os.path.join(SCRIPTS, "peer.py"), "--venv"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(tmp_path / "venv")
+
+
+def test_peer_environment_drops_openblas_presets_for_the_peer_alone(monkeypatch):
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    monkeypatch.setenv("OPENBLAS_L2_SIZE", "1048576")
+    env = peer.env()
+    assert "OPENBLAS_CORETYPE" not in env and "OPENBLAS_L2_SIZE" not in env
+    assert env["PYTHONPATH"] == SCRIPTS
+    assert os.environ["OPENBLAS_CORETYPE"] == "Haswell"
+
+
+def test_describe_names_path_torch_and_onednn_and_drops_compile_without_it(tmp_path):
+    python = fake_peer(tmp_path)
+    info = peer.describe(python)
+    assert info == {"python": python, "torch": "9.1.0", "onednn": "3.7.1", "compile": False}
+    assert peer.banner(info) == f"peer: {python}, torch 9.1.0, oneDNN 3.7.1"
+    modes, notes = peer.modes(info)
+    assert modes == ["eager", "channels_last"]
+    assert notes == ["torch 9.1.0 has no torch.compile: mode compile skipped"]
+    assert peer.modes(dict(info, compile=True)) == (list(peer.MODES), [])
+
+
+def test_a_peer_without_torch_says_how_to_get_one(tmp_path):
+    with pytest.raises(RuntimeError, match="setup_peer.sh"):
+        peer.describe(fake_peer(tmp_path, 'raise ImportError("no torch here")'))
+
+
+def test_step_summary_gives_ratios_against_each_mode_and_the_best():
+    line = bench_step.summary(16, 1, [0.1, 0.08, 0.12], {"eager": [0.2, 0.3, 0.25],
+                                                          "channels_last": [0.16, 0.15, 0.14],
+                                                          "compile": [0.12, 0.13, 0.2]},
+                              (10, 40))
+    assert line["crossbow_ms_median"] == pytest.approx(100)
+    assert line["pytorch_compile_ms_min"] == pytest.approx(120)
+    assert line["ratio_vs_eager"] == pytest.approx(2.5)
+    assert line["ratio_vs_channels_last"] == pytest.approx(1.5)
+    assert line["best_mode"] == "compile"
+    assert line["ratio_vs_best"] == pytest.approx(1.3)
+    assert line["activation_bytes_unplanned"] == 40
+
+
+def test_torch_modes_lay_out_model_and_input():
+    torch = pytest.importorskip("torch")
+    import torch_modes
+    from torch_resnet import cifar_resnet
+
+    model, layout = torch_modes.prepare(cifar_resnet(20), "channels_last")
+    assert model.conv.weight.is_contiguous(memory_format=torch.channels_last)
+    assert layout(torch.zeros(2, 3, 32, 32)).is_contiguous(memory_format=torch.channels_last)
+    with pytest.raises(ValueError, match="unknown peer mode 'fast'"):
+        torch_modes.prepare(model, "fast")
