@@ -193,6 +193,13 @@ TrainResult Trainer::Loop::Run() {
     }
     if (epoch_end) this_epoch_ = Window{Elapsed()};
     result_.stop_reason = ShouldStop();
+    // A run that stops between evaluations (iterations, time limit, eval_every) evaluates the
+    // model it ends with, so that its result is of that model; a signal stops at once.
+    if (!result_.stop_reason.empty() && !evaluate && t_.test_ != nullptr && !signal_) {
+      MetricsRecord record = Record();
+      Evaluate(&record);
+      if (metrics_) metrics_->Write(record);
+    }
     if (o_.progress && rank_ == 0 && result_.stop_reason.empty()) DrawProgress(epochs_done);
     const bool checkpoint_due = EpochCheckpointDue() || minutes_due_;
     if (!o_.checkpoint_dir.empty() && (checkpoint_due || !result_.stop_reason.empty())) {
