@@ -30,6 +30,7 @@ struct EngineOptions {
   // A synchroniser's name (engine/sync/): sma, easgd, localsgd, diloco, ssgd or sgd.
   std::string sync = "sma";
   int sync_period = 1;            // sma, easgd, localsgd, diloco: synchronise every H iterations
+  int64_t sync_warmup = 0;        // ... and every iteration of the first this many
   double alpha = 0.1;             // SMA: how strongly learners are pulled to the average
   double central_momentum = 0.9;  // SMA: mu_z
   std::string central_momentum_type = "polyak";  // SMA: polyak | nesterov

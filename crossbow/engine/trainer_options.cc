@@ -71,6 +71,7 @@ const std::vector<Entry>& Entries() {
          CheckSynchroniserName(c->engine.sync);
        }},
       CROSSBOW_FIELD("sync_period", engine.sync_period),
+      CROSSBOW_FIELD("sync_warmup", engine.sync_warmup),
       {"devices", [](const TrainerConfig&) { return json("cpu"); },
        [](const json& v, TrainerConfig* c) {
          c->engine.devices = ParseDevices(As<std::string>(v, "devices"));

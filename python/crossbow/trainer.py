@@ -26,6 +26,8 @@ OPTIONS = {
              "learner)"),
     "sync_period": (1, int, "sma, easgd, localsgd, diloco: synchronise every this many "
                     "iterations (H)"),
+    "sync_warmup": (0, int, "sma, easgd, localsgd, diloco: synchronise every iteration for the "
+                    "first this many iterations (localsgd: S-SGD first, post-local SGD)"),
     "devices": ("cpu", str, "cpu (all cores, one device), groups such as cpu:0-1,cpu:2-3, or "
                 "GPUs such as cuda:0,cuda:1 (cuda:0,cuda:0: two devices on one GPU; cuda:local "
                 "under mpirun: the GPU numbered as the rank on its machine)"),
@@ -91,7 +93,7 @@ def _check(opts):
     for name in ("batch_size", "sync_period", "epochs", "iterations", "time_limit", "workers",
                  "threads_per_learner", "log_every", "collective_timeout"):
         require(name, lambda v: finite(v) and v > 0, "> 0")
-    for name in ("lr", "weight_decay", "eval_every", "checkpoint_every_epochs",
+    for name in ("lr", "weight_decay", "sync_warmup", "eval_every", "checkpoint_every_epochs",
                  "checkpoint_every_minutes", "stall_timeout", "warmup", "step_size"):
         require(name, lambda v: finite(v) and v >= 0, "finite and >= 0")
     for name in ("momentum", "central_momentum", "outer_momentum"):

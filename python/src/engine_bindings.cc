@@ -62,6 +62,7 @@ void BindEngine(py::module_& m) {
             o.sync = name;
           })
       .def_readwrite("sync_period", &EngineOptions::sync_period)
+      .def_readwrite("sync_warmup", &EngineOptions::sync_warmup)
       .def_readwrite("learners_per_device", &EngineOptions::learners_per_device)
       .def_readwrite("alpha", &EngineOptions::alpha)
       .def_readwrite("central_momentum", &EngineOptions::central_momentum)

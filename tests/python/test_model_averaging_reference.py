@@ -17,6 +17,7 @@ MODES = {  # name: engine options
     "sma_nesterov_period_2": dict(sync="sma", sync_period=2, central_momentum_type="nesterov"),
     "easgd_period_3": dict(sync="easgd", sync_period=3),
     "localsgd_period_3": dict(sync="localsgd", sync_period=3),
+    "localsgd_warmup_4_period_3": dict(sync="localsgd", sync_period=3, sync_warmup=4),
     "diloco_period_3": dict(sync="diloco", sync_period=3),
 }
 
@@ -34,7 +35,7 @@ def engine(images, labels, devices="cpu:0,cpu:1", k=K, **options):
 
 class Reference:
     """Every learner: g = grad + wd w; v = mu v - lr g; s = w; w = s + v. At a synchronising
-    iteration (t + 1 divisible by H), with N learners and z's statistics then the mean of the
+    iteration (t < W, the warm-up, or t - W + 1 divisible by H), with N learners and z's statistics then the mean of the
     learners':
       sma/easgd  c_j = alpha (s_j - z); w_j -= c_j; C = sum_j c_j;
                  polyak: z' = z + C + mu_z (z - z_prev)
@@ -43,8 +44,9 @@ class Reference:
       localsgd   z = mean_j w_j; every learner takes z (w and statistics; v stays)
       diloco     d = mean_j w_j - z; u = mu_o u + d; z += lr_o (d + mu_o u); learners take z."""
 
-    def __init__(self, start, n, sync, sync_period, central_momentum_type="polyak"):
-        self.n, self.sync, self.period = n, sync, sync_period
+    def __init__(self, start, n, sync, sync_period, central_momentum_type="polyak",
+                 sync_warmup=0):
+        self.n, self.sync, self.period, self.warmup = n, sync, sync_period, sync_warmup
         self.nesterov = central_momentum_type == "nesterov"
         self.mu_z = 0.0 if sync == "easgd" else MU_Z
         self.z = split(start, "z/", PARAMS)
@@ -56,8 +58,11 @@ class Reference:
         self.v = [{k: np.zeros_like(v) for k, v in self.z.items()} for _ in range(n)]
         self.stats = [dict(self.z_stats) for _ in range(n)]
 
+    def synchronises(self, t):
+        return t < self.warmup or (t - self.warmup + 1) % self.period == 0
+
     def iterate(self, t, images, labels):
-        synchronise = (t + 1) % self.period == 0
+        synchronise = self.synchronises(t)
         elastic = synchronise and self.sync in ("sma", "easgd")
         total = {k: np.zeros_like(v) for k, v in self.z.items()}
         for j in range(self.n):
@@ -135,7 +140,9 @@ def test_matches_the_numpy_reference_after_every_iteration(mode):
     assert np.abs(ref.z_stats["bn_rv"] - 1).max() > 0.1
     assert np.abs(ref.central["fc_w"] - ref.z["fc_w"]).max() > 1e-4
     distances = e.distances_to_average()
-    assert (max(distances) > 1e-3) == (options["sync"] in ("sma", "easgd"))  # (t = 11 syncs)
+    # Learners are apart after the last iteration unless it replaced them by z.
+    replaced = ref.synchronises(ITERATIONS - 1) and options["sync"] in ("localsgd", "diloco")
+    assert (max(distances) > 1e-3) != replaced
 
 
 def test_diloco_with_outer_lr_1_and_no_momentum_is_localsgd():
@@ -149,6 +156,22 @@ def test_diloco_with_outer_lr_1_and_no_momentum_is_localsgd():
     for name in [n for n in a if not n.startswith("z_prev/")]:
         np.testing.assert_allclose(b[name], a[name], rtol=1e-5, atol=1e-6, err_msg=name)
     assert np.abs(a["learner0/fc_w"] - a["learner1/fc_w"]).max() > 1e-3  # mid-period: apart
+
+
+def test_localsgd_warming_up_is_ssgd():
+    images, labels = data()
+    local = engine(images, labels, sync="localsgd", sync_period=5, sync_warmup=ITERATIONS)
+    ssgd = engine(images, labels, sync="ssgd")
+    start = local.state()
+    for _ in range(ITERATIONS):
+        local.iterate()
+        ssgd.iterate()
+    a, b = local.state(), ssgd.state()
+    for j in range(2 * K):
+        for name in PARAMS + STATS:
+            key = f"learner{j}/{name}"
+            np.testing.assert_allclose(a[key], b[key], rtol=1e-4, atol=1e-5, err_msg=key)
+    assert np.abs(a["learner0/fc_w"] - start["learner0/fc_w"]).max() > 1e-2  # it trained
 
 
 def test_sma_that_never_synchronises_leaves_its_learners_independent():

@@ -11,7 +11,7 @@ namespace {
 
 class DiLoCo : public LocalSGD {
  public:
-  DiLoCo(int period, double lr, double momentum)
+  DiLoCo(SyncPeriod period, double lr, double momentum)
       : LocalSGD(period), lr_(static_cast<float>(lr)), mu_(static_cast<float>(momentum)) {
     CROSSBOW_ENFORCE_VALUE(lr > 0, "outer_lr must be > 0, got ", lr);
     CROSSBOW_ENFORCE_VALUE(momentum >= 0 && momentum < 1, "outer_momentum must be in [0, 1), got ",
@@ -31,7 +31,7 @@ class DiLoCo : public LocalSGD {
 }  // namespace
 
 CROSSBOW_REGISTER_SYNCHRONISER(diloco, [](const EngineOptions& o) {
-  return std::make_unique<DiLoCo>(o.sync_period, o.outer_lr, o.outer_momentum);
+  return std::make_unique<DiLoCo>(PeriodOf(o), o.outer_lr, o.outer_momentum);
 });
 
 }  // namespace crossbow

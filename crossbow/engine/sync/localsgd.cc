@@ -21,7 +21,7 @@ void LocalSGD::Device(const DeviceTurn& t) const {
 }
 
 CROSSBOW_REGISTER_SYNCHRONISER(localsgd, [](const EngineOptions& o) {
-  return std::make_unique<LocalSGD>(o.sync_period);
+  return std::make_unique<LocalSGD>(PeriodOf(o));
 });
 
 }  // namespace crossbow

@@ -9,13 +9,13 @@ namespace crossbow {
 // momentum).
 class LocalSGD : public Synchroniser {
  public:
-  explicit LocalSGD(int period) : period_(period) {}
-  bool SynchronisesAt(int64_t t) const override { return EveryPeriod(t, period_); }
+  explicit LocalSGD(SyncPeriod period) : period_(period) {}
+  bool SynchronisesAt(int64_t t) const override { return period_.At(t); }
   void Learner(const LearnerTurn& turn) const override;
   void Device(const DeviceTurn& turn) const override;
 
  private:
-  int period_;
+  SyncPeriod period_;
 };
 
 }  // namespace crossbow

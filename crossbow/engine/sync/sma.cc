@@ -5,7 +5,7 @@
 namespace crossbow {
 
 SMA::SMA(const std::string& name, double alpha, double central_momentum, const std::string& type,
-         int period)
+         SyncPeriod period)
     : alpha_(static_cast<float>(alpha)),
       mu_(static_cast<float>(central_momentum)),
       nesterov_(type == "nesterov"),
@@ -36,7 +36,7 @@ void SMA::Device(const DeviceTurn& turn) const {
 
 CROSSBOW_REGISTER_SYNCHRONISER(sma, [](const EngineOptions& o) {
   return std::make_unique<SMA>("SMA", o.alpha, o.central_momentum, o.central_momentum_type,
-                               o.sync_period);
+                               PeriodOf(o));
 });
 
 }  // namespace crossbow

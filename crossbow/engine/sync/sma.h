@@ -13,8 +13,8 @@ class SMA : public Synchroniser {
  public:
   // `name` is the algorithm's in messages.
   SMA(const std::string& name, double alpha, double central_momentum, const std::string& type,
-      int period);
-  bool SynchronisesAt(int64_t t) const override { return EveryPeriod(t, period_); }
+      SyncPeriod period);
+  bool SynchronisesAt(int64_t t) const override { return period_.At(t); }
   void Learner(const LearnerTurn& turn) const override;
   void Device(const DeviceTurn& turn) const override;
   bool RestartsOnDrop() const override { return true; }
@@ -25,7 +25,7 @@ class SMA : public Synchroniser {
  private:
   float alpha_, mu_;
   bool nesterov_;
-  int period_;
+  SyncPeriod period_;
 };
 
 }  // namespace crossbow

@@ -15,7 +15,9 @@ std::map<std::string, SynchroniserFactory>& Factories() {
 
 }  // namespace
 
-bool EveryPeriod(int64_t t, int period) { return (t + 1) % period == 0; }
+SyncPeriod PeriodOf(const EngineOptions& options) {
+  return {options.sync_period, options.sync_warmup};
+}
 
 bool RegisterSynchroniser(const std::string& name, SynchroniserFactory factory) {
   Factories()[name] = std::move(factory);
@@ -40,6 +42,8 @@ std::unique_ptr<Synchroniser> MakeSynchroniser(const EngineOptions& options) {
   CheckSynchroniserName(options.sync);
   CROSSBOW_ENFORCE_VALUE(options.sync_period >= 1, "sync_period must be >= 1, got ",
                          options.sync_period);
+  CROSSBOW_ENFORCE_VALUE(options.sync_warmup >= 0, "sync_warmup must be >= 0, got ",
+                         options.sync_warmup);
   return Factories().at(options.sync)(options);
 }
 

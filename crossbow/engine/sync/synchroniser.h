@@ -77,8 +77,17 @@ class Synchroniser {
   virtual bool central_starts_at_z() const { return true; }
 };
 
-// Every iteration, or the last of every `period` iterations (0-based t).
-bool EveryPeriod(int64_t t, int period);
+// When a periodic algorithm synchronises (0-based t): every iteration of the first `warmup`,
+// then the last of every `every` iterations after them. Local SGD that averages every
+// iteration is S-SGD (the mean of the learners' momenta follows S-SGD's), so its warm-up is
+// post-local SGD's (Lin et al. 2020).
+struct SyncPeriod {
+  int every = 1;
+  int64_t warmup = 0;
+  bool At(int64_t t) const { return t < warmup || (t - warmup + 1) % every == 0; }
+};
+// sync_period and sync_warmup.
+SyncPeriod PeriodOf(const EngineOptions& options);
 
 using SynchroniserFactory = std::function<std::unique_ptr<Synchroniser>(const EngineOptions&)>;
 bool RegisterSynchroniser(const std::string& name, SynchroniserFactory factory);
