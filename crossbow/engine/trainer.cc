@@ -175,7 +175,8 @@ TrainResult Trainer::Loop::Run() {
   since_record_ = this_epoch_ = Window{Elapsed()};
   EpochCheckpointDue();  // counts the intervals already behind a resumed run
   int64_t epochs_done = info_.images / epoch_size_;
-  for (;;) {
+  result_.stop_reason = ShouldStop();  // a resumed run that had finished trains no more
+  while (result_.stop_reason.empty()) {
     Step(policy.At(EpochPosition()));
     const int64_t iteration = engine_.iteration();
     const bool epoch_end = info_.images / epoch_size_ > epochs_done;
@@ -205,7 +206,6 @@ TrainResult Trainer::Loop::Run() {
     if (!o_.checkpoint_dir.empty() && (checkpoint_due || !result_.stop_reason.empty())) {
       SaveCheckpoint();
     }
-    if (!result_.stop_reason.empty()) break;
   }
   bar_.Finish();
   info_.elapsed_s = Elapsed();
