@@ -55,14 +55,31 @@ bool IsSupportedImage(const std::string& bytes) {
          at(0, "II*\0", 4) || at(0, "MM\0*", 4) || (at(0, "RIFF", 4) && at(8, "WEBP", 4));
 }
 
-bool DecodeEncoded(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error) {
+// IMREAD_REDUCED_GRAYSCALE_2/4/8 are the bits 16/32/64, combined with the colour flags.
+int ReductionFlag(int reduction) {
+  switch (reduction) {
+    case 2:
+      return cv::IMREAD_REDUCED_GRAYSCALE_2;
+    case 4:
+      return cv::IMREAD_REDUCED_GRAYSCALE_4;
+    case 8:
+      return cv::IMREAD_REDUCED_GRAYSCALE_8;
+    default:
+      return 0;
+  }
+}
+
+bool DecodeEncoded(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error,
+                   int reduction) {
   if (!IsSupportedImage(datum.data)) {
     return Fail(error, "encoded record is not a JPEG, PNG, BMP, PNM, TIFF or WebP image (" +
                            std::to_string(datum.data.size()) + " bytes)");
   }
-  const int flags = channels == 1   ? cv::IMREAD_GRAYSCALE
-                    : channels == 3 ? cv::IMREAD_COLOR
-                                    : cv::IMREAD_ANYCOLOR;
+  const bool jpeg = datum.data.compare(0, 3, "\xFF\xD8\xFF", 3) == 0;
+  const int flags = (channels == 1   ? cv::IMREAD_GRAYSCALE
+                     : channels == 3 ? cv::IMREAD_COLOR
+                                     : cv::IMREAD_ANYCOLOR) |
+                    (jpeg ? ReductionFlag(reduction) : 0);
   const cv::Mat bytes(1, static_cast<int>(datum.data.size()), CV_8UC1,
                       const_cast<char*>(datum.data.data()));
   try {
@@ -81,9 +98,46 @@ bool DecodeEncoded(const Datum& datum, int channels, bool rgb, cv::Mat* out, std
 
 }  // namespace
 
-bool DecodeDatum(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error) {
+bool JpegSize(const std::string& bytes, int* height, int* width) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(bytes[i]); };
+  if (bytes.size() < 4 || byte(0) != 0xFF || byte(1) != 0xD8) return false;
+  size_t i = 2;
+  while (i + 4 <= bytes.size()) {
+    if (byte(i) != 0xFF) return false;
+    const unsigned marker = byte(i + 1);
+    if (marker == 0xFF) {  // fill byte
+      ++i;
+      continue;
+    }
+    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {  // no length field
+      i += 2;
+      continue;
+    }
+    const size_t length = byte(i + 2) << 8 | byte(i + 3);
+    // SOF0-SOF15 carry the frame size; C4 (DHT), C8 (JPG) and CC (DAC) are other segments.
+    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
+      if (length < 7 || i + 9 > bytes.size()) return false;
+      *height = byte(i + 5) << 8 | byte(i + 6);
+      *width = byte(i + 7) << 8 | byte(i + 8);
+      return *height > 0 && *width > 0;
+    }
+    if (marker == 0xD9 || marker == 0xDA || length < 2) return false;  // no frame before scan
+    i += 2 + length;
+  }
+  return false;
+}
+
+int JpegReduction(int side, int needed) {
+  for (int r : {8, 4, 2}) {
+    if ((side + r - 1) / r >= needed) return r;
+  }
+  return 1;
+}
+
+bool DecodeDatum(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error,
+                 int reduction) {
   if (datum.data.empty()) return Fail(error, "record has no pixel data");
-  const bool ok = datum.encoded ? DecodeEncoded(datum, channels, rgb, out, error)
+  const bool ok = datum.encoded ? DecodeEncoded(datum, channels, rgb, out, error, reduction)
                                 : DecodeRaw(datum, rgb, out, error);
   if (!ok) return false;
   ConvertChannels(out, channels, rgb);

@@ -74,11 +74,61 @@ void Resize(const cv::Mat& in, cv::Size size, cv::Mat* out) {
   cv::resize(in, *out, size, 0, 0, shrink ? cv::INTER_AREA : cv::INTER_LINEAR);
 }
 
+// The size of an image of height x width after its shorter side is resized to `side`.
+cv::Size ShorterSideSize(int height, int width, int side) {
+  const double scale = static_cast<double>(side) / std::min(height, width);
+  return {std::max(1, static_cast<int>(std::lround(width * scale))),
+          std::max(1, static_cast<int>(std::lround(height * scale)))};
+}
+
 void ResizeShorterSide(cv::Mat* image, int side) {
-  const double scale = static_cast<double>(side) / std::min(image->rows, image->cols);
-  const int h = std::max(1, static_cast<int>(std::lround(image->rows * scale)));
-  const int w = std::max(1, static_cast<int>(std::lround(image->cols * scale)));
-  if (h != image->rows || w != image->cols) Resize(*image, {w, h}, image);
+  const cv::Size size = ShorterSideSize(image->rows, image->cols, side);
+  if (size.height != image->rows || size.width != image->cols) Resize(*image, size, image);
+}
+
+// `window` of an image in that image decoded at 1/reduction (rows x cols), each edge rounded to
+// the nearest reduced pixel.
+cv::Rect ReducedWindow(const cv::Rect& window, int reduction, int rows, int cols) {
+  auto at = [reduction](int v) { return (2 * v + reduction) / (2 * reduction); };
+  const int x0 = std::min(at(window.x), cols - 1), y0 = std::min(at(window.y), rows - 1);
+  const int x1 = std::min(cols, at(window.x + window.width));
+  const int y1 = std::min(rows, at(window.y + window.height));
+  return {x0, y0, std::max(1, x1 - x0), std::max(1, y1 - y0)};
+}
+
+// Decodes, crops and resizes an encoded JPEG as the whole-image path would, at the largest
+// reduction that keeps at least the output's pixels; false (nothing consumed from `rng`) where
+// the record is not such a JPEG or decodes to another size than its header states (an EXIF
+// rotation), and the caller takes the whole-image path.
+enum class Reduced { kNotTaken, kDone, kCorrupt };
+
+Reduced DecodeReduced(const Datum& datum, const TransformConfig& c, Rng* rng, cv::Mat* image,
+                      std::string* error) {
+  const bool rrc = c.train && c.random_resized_crop;
+  int height = 0, width = 0;
+  if (!c.reduced_decode || !datum.encoded || !(rrc || c.resize > 0) ||
+      !JpegSize(datum.data, &height, &width)) {
+    return Reduced::kNotTaken;
+  }
+  Rng trial = *rng;
+  const cv::Rect window =
+      rrc ? RandomResizedWindow(height, width, c, &trial) : cv::Rect(0, 0, width, height);
+  const int reduction = rrc ? JpegReduction(std::min(window.width, window.height), c.crop)
+                            : JpegReduction(std::min(height, width), c.resize);
+  if (reduction == 1) return Reduced::kNotTaken;
+  if (!DecodeDatum(datum, c.channels, c.rgb, image, error, reduction)) return Reduced::kCorrupt;
+  if (image->rows != (height + reduction - 1) / reduction ||
+      image->cols != (width + reduction - 1) / reduction) {
+    return Reduced::kNotTaken;
+  }
+  *rng = trial;
+  if (rrc) {
+    Resize((*image)(ReducedWindow(window, reduction, image->rows, image->cols)), {c.crop, c.crop},
+           image);
+  } else {
+    Resize(*image, ShorterSideSize(height, width, c.resize), image);
+  }
+  return Reduced::kDone;
 }
 
 // torchvision's ColorJitter in a fixed order: brightness, contrast, saturation.
@@ -181,6 +231,10 @@ bool Transformer::Apply(const Datum& datum, uint64_t seed, float* out, std::stri
   if (in_place) {
     if (!CheckRawDatum(datum, error)) return false;
     pixels = Planar(datum, c.rgb);
+  } else if (const Reduced r = DecodeReduced(datum, c, &rng, &image, error);
+             r != Reduced::kNotTaken) {
+    if (r == Reduced::kCorrupt) return false;
+    pixels = Interleaved(image);
   } else {
     if (!DecodeDatum(datum, c.channels, c.rgb, &image, error)) return false;
     if (c.train && c.random_resized_crop) {

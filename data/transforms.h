@@ -35,6 +35,10 @@ struct TransformConfig {
   // the preset the config came from, for messages.
   int fixed_size = 0;
   std::string preset;
+  // JPEGs decode at 1/2, 1/4 or 1/8 of their size where what the transform keeps of them (the
+  // shorter side before `resize`, the random-resized window) still has at least the output's
+  // pixels, so that the resize after it only ever shrinks, as from the whole image.
+  bool reduced_decode = true;
 };
 
 // Decodes and augments records into NCHW float. Thread-safe (Apply is const) and

@@ -4,9 +4,9 @@ Nets: LeNet (MNIST), the CIFAR ResNets of He et al. 2016 (20/32/56/110), VGG-16 
 batch norm (CIFAR), and the ImageNet ResNet-18, ResNet-34 and ResNet-50 v1.5, which take
 ``input_size`` (224 by default).
 """
-import difflib
 
 from crossbow.model import Model
+from crossbow.names import did_you_mean
 
 NAMES = ("lenet", "resnet20", "resnet32", "resnet56", "resnet110", "vgg16", "resnet18",
          "resnet34", "resnet50")
@@ -26,9 +26,8 @@ def builder(name, num_classes=None, input_size=None):
 
 def _builder(name, num_classes, input_size):
     if name not in NAMES:
-        near = difflib.get_close_matches(name, NAMES, n=1)
-        hint = f"; did you mean '{near[0]}'?" if near else ""
-        raise ValueError(f"unknown net '{name}'{hint} (nets: {', '.join(NAMES)})")
+        raise ValueError(f"unknown net '{name}'{did_you_mean(name, NAMES)} (nets: "
+                         f"{', '.join(NAMES)})")
     classes = (1000 if name in IMAGENET else 10) if num_classes is None else int(num_classes)
     if classes < 2:
         raise ValueError(f"num_classes must be >= 2, got {classes}")

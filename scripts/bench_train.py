@@ -9,9 +9,11 @@
               divided by 10 after epoch 8), momentum 0.9, weight decay 1e-4: the recipes of
               ../shared/REFERENCE.md. About half an hour on this machine. Each run starts
               from a fresh checkpoint folder unless --resume is given.
-  compare     SMA, S-SGD and SGD side by side: ResNet-20 at batch 16 on the full CIFAR-10 for
-              the same training time each (2, 2 and 1 learners), test accuracy every half
-              epoch; one PNG (docs/sync_comparison.png by default).
+  compare     the synchronisers side by side (sma, easgd, localsgd, diloco, ssgd, sgd):
+              ResNet-20 at batch 16 on the full CIFAR-10 for the same training time each
+              (2 learners, SGD 1), test accuracy every half epoch; for the model-averaging
+              ones H is the best of a sweep of --sweep-seconds runs (PERIODS). A markdown
+              table and one PNG (docs/sync_comparison.png by default).
 
 Both sides alike:
   input       decoded pixels, augmented on the fly (pad 4, random crop 32, mirror, normalise)
@@ -38,7 +40,7 @@ JSON lines give Crossbow's ratio against each and against the best.
   python3 scripts/bench_train.py hardware --work /tmp/bench --rounds 3 --seconds 60 \
       --peer-batches 16 64 128
   python3 scripts/bench_train.py statistical --work /tmp/bench [--resume]
-  python3 scripts/bench_train.py compare --work /tmp/bench --seconds 240
+  python3 scripts/bench_train.py compare --work /tmp/bench --seconds 150 --sweep-seconds 45
 """
 import argparse
 import json
@@ -287,29 +289,77 @@ def statistical(args, folder, dbs):
                           **peer.ratios(1 / ours, {m: 1 / t for m, t in reached.items()})}))
 
 
-def compare(args, folder, dbs):
+# compare: each algorithm's learners and learning rate. Two learners is what the autotuner
+# picks on a two-core machine; S-SGD's two learners make one batch of 32, so it gets twice the
+# rate; SGD is one learner.
+COMPARED = {"sma": (2, 0.025), "easgd": (2, 0.025), "localsgd": (2, 0.025),
+            "diloco": (2, 0.025), "ssgd": (2, 0.05), "sgd": (1, 0.025)}
+# The periods H (iterations) the sweep tries; S-SGD and SGD step together every iteration.
+PERIODS = {"sma": (1, 4), "easgd": (1, 4, 16), "localsgd": (4, 16, 64), "diloco": (4, 16, 64)}
+
+
+def compare_run(args, dbs, sync, period, seconds, metrics):
+    """One algorithm for `seconds` of training: the trainer's result, or None if it diverged."""
     import crossbow
+    learners, lr = COMPARED[sync]
+    if os.path.exists(metrics):
+        os.remove(metrics)
+    try:
+        return crossbow.Trainer(net="resnet20", train_db=dbs["train"], test_db=dbs["test"],
+                                batch_size=16, learners=learners, sync=sync, sync_period=period,
+                                lr=lr, weight_decay=1e-4, time_limit=seconds,
+                                eval_every=25000 // (16 * learners), metrics=metrics,
+                                workers=args.workers, progress=False).fit()
+    except RuntimeError as e:  # a non-finite loss stops training: that H diverged
+        print(json.dumps({"sync": sync, "sync_period": period, "diverged": str(e)}), flush=True)
+        return None
+
+
+def compare(args, folder, dbs):
     from crossbow.plot import plot
-    # Two learners is what the autotuner picks on this two-core machine; S-SGD's two learners
-    # make one batch of 32, so it gets twice the learning rate.
-    runs = (("sma", 2, 0.025), ("ssgd", 2, 0.05), ("sgd", 1, 0.025))
-    paths, labels = [], []
-    for sync, learners, lr in runs:
+    paths, labels, rows = [], [], []
+    for sync in args.syncs:
+        period, tried = 1, {}
+        for h in PERIODS.get(sync, ()) if len(PERIODS.get(sync, ())) > 1 else ():
+            result = compare_run(args, dbs, sync, h, args.sweep_seconds,
+                                 os.path.join(args.work, f"sweep_{sync}_{h}.jsonl"))
+            tried[h] = result["accuracy"] if result else None
+            print(json.dumps({"sync": sync, "sync_period": h, "sweep_accuracy": tried[h]}),
+                  flush=True)
+        if tried:
+            finite = {h: a for h, a in tried.items() if a is not None}
+            if not finite:
+                rows.append({"sync": sync, "sweep": tried, "diverged": True})
+                continue
+            period = max(finite, key=finite.get)
+        elif sync in PERIODS:
+            period = PERIODS[sync][0]
         metrics = os.path.join(args.work, f"compare_{sync}.jsonl")
-        if os.path.exists(metrics):
-            os.remove(metrics)
-        result = crossbow.Trainer(net="resnet20", train_db=dbs["train"], test_db=dbs["test"],
-                                  batch_size=16, learners=learners, sync=sync, lr=lr,
-                                  weight_decay=1e-4, time_limit=args.seconds,
-                                  eval_every=25000 // (16 * learners), metrics=metrics,
-                                  workers=args.workers, progress=False).fit()
-        label = f"{sync.upper()} b16, {result['learners_per_device']} learner(s), lr {lr}"
+        result = compare_run(args, dbs, sync, period, args.seconds, metrics)
+        if result is None:
+            rows.append({"sync": sync, "sweep": tried, "sync_period": period, "diverged": True})
+            continue
+        row = {"sync": sync, "sync_period": period, "sweep": tried,
+               "learners": result["learners_per_device"], "lr": COMPARED[sync][1],
+               "images_per_s": result["images_per_s"], "epochs": result["epochs"],
+               "accuracy": result["accuracy"], "best": result["best_accuracy"]}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
         paths.append(metrics)
-        labels.append(label)
-        print(json.dumps({"sync": sync, "learners": result["learners_per_device"],
-                          "images_per_s": result["images_per_s"],
-                          "accuracy": result["accuracy"], "best": result["best_accuracy"]}),
-              flush=True)
+        labels.append(f"{sync} H={period}, {row['learners']} learner(s)")
+    print(f"ResNet-20, CIFAR-10, batch 16, {args.seconds:.0f} s of training each; H from "
+          f"{args.sweep_seconds:.0f} s runs")
+    print("| sync | H (sweep: accuracy) | learners | lr | images/s | epochs | test accuracy |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        sweep = ", ".join(f"{h}: {'diverged' if a is None else f'{100 * a:.1f}%'}"
+                          for h, a in r["sweep"].items())
+        if r.get("diverged"):
+            print(f"| {r['sync']} | {sweep} | | | | | diverged |")
+            continue
+        print(f"| {r['sync']} | {r['sync_period']}{f' ({sweep})' if sweep else ''} | "
+              f"{r['learners']} | {r['lr']} | {r['images_per_s']:.0f} | {r['epochs']:.2f} | "
+              f"{100 * r['accuracy']:.1f}% |")
     print("wrote", plot(paths, args.output, labels))
 
 
@@ -326,6 +376,10 @@ def main():
                     help="the peer's configurations (hardware, statistical)")
     ap.add_argument("--peer-batches", type=int, nargs="+", default=[16, 32],
                     help="hardware: the peer's batch sizes")
+    ap.add_argument("--syncs", nargs="+", choices=tuple(COMPARED), default=list(COMPARED),
+                    help="compare: the algorithms")
+    ap.add_argument("--sweep-seconds", type=float, default=45,
+                    help="compare: seconds of each run of the sweep over H")
     ap.add_argument("--workers", type=int, default=2, help="loader workers, both sides")
     ap.add_argument("--window", type=float, default=5.0, help="seconds per measured window")
     ap.add_argument("--resume", action="store_true",

@@ -96,7 +96,7 @@ EvalResult EvaluateCheckpoint(const LearnerSpec& spec, const std::string& path, 
   Checkpoint c = ReadCheckpoint(path);
   EngineOptions options;
   options.devices = ParseDevices("cpu");
-  options.sync = ParseSyncMode(c.info.sync);
+  options.sync = c.info.sync;
   Engine engine(spec, options, test);
   CheckCompatible(c, path, spec.name, engine.StateTensors());
   engine.RestoreState(c.tensors, c.info.iteration);

@@ -13,16 +13,11 @@
 
 namespace crossbow {
 
-SyncMode ParseSyncMode(const std::string& name) {
-  if (name == "sma") return SyncMode::kSMA;
-  if (name == "ssgd") return SyncMode::kSSGD;
-  if (name == "sgd") return SyncMode::kSGD;
-  throw ValueError(
-      detail::Concat("unknown synchronisation '", name, "'; expected sma, ssgd or sgd"));
-}
-
 Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* train)
-    : spec_(spec), options_(std::move(options)), train_(train) {
+    : spec_(spec),
+      options_(std::move(options)),
+      algorithm_(MakeSynchroniser(options_)),
+      train_(train) {
   if (options_.devices.empty()) options_.devices = ParseDevices("cpu");
   CheckDevices(options_.devices);
   CROSSBOW_ENFORCE_VALUE(train_ != nullptr, "the engine needs a training batch source");
@@ -31,11 +26,6 @@ Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* 
                          spec_.name, "' expects ", ShapeString(spec_.input_shape));
   CROSSBOW_ENFORCE_VALUE(options_.threads_per_learner >= 1, "threads_per_learner must be >= 1, ",
                          "got ", options_.threads_per_learner);
-  CROSSBOW_ENFORCE_VALUE(options_.alpha > 0 && options_.alpha <= 1, "SMA's alpha must be in ",
-                         "(0, 1], got ", options_.alpha);
-  CROSSBOW_ENFORCE_VALUE(options_.central_momentum >= 0 && options_.central_momentum < 1,
-                         "SMA's central momentum must be in [0, 1), got ",
-                         options_.central_momentum);
   int cores = 0;
   for (const auto& d : options_.devices) cores += static_cast<int>(d.cores.size());
   LearnerSpec average = spec_;
@@ -75,13 +65,15 @@ Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* 
     device->average = ViewOf(storage, device->device, 0, {layout_.total()});
     device->z = ModelLayout::Views(storage, device->device, layout_.params());
     device->z_state = ModelLayout::Views(storage, device->device, layout_.state());
-    const auto previous = device->backend->Allocate(layout_.param_floats() * sizeof(float));
-    device->average_prev = ViewOf(previous, device->device, 0, {layout_.param_floats()});
-    device->z_prev = ModelLayout::Views(previous, device->device, layout_.params());
+    const auto central = device->backend->Allocate(layout_.param_floats() * sizeof(float));
+    device->central = ViewOf(central, device->device, 0, {layout_.param_floats()});
+    device->z_central = ModelLayout::Views(central, device->device, layout_.params());
     for (size_t i = 0; i < layout_.params().size(); ++i) {
       const std::string& name = layout_.params()[i].name;
       CopyTensor(*average_->Blob(name), &device->z[i], name);
-      CopyTensor(*average_->Blob(name), &device->z_prev[i], name);
+      if (algorithm_->central_starts_at_z()) {
+        CopyTensor(*average_->Blob(name), &device->z_central[i], name);
+      }
     }
     for (size_t i = 0; i < layout_.state().size(); ++i) {
       const std::string& name = layout_.state()[i].name;
@@ -173,10 +165,7 @@ void Engine::Impl::StopThreads() {
 
 void Engine::Impl::SetLearnersPerDevice(int k) {
   CROSSBOW_ENFORCE_VALUE(k >= 1, "learners per device must be >= 1, got ", k);
-  CROSSBOW_ENFORCE_VALUE(
-      options_.sync != SyncMode::kSGD || (k == 1 && devices_.size() == 1 && world_ == 1),
-      "sync 'sgd' trains one learner; got ", world_ > 1 ? detail::Concat(world_, " ranks x ") : "",
-      devices_.size(), " devices x ", k, " learners (use 'ssgd' or 'sma' for more)");
+  algorithm_->Check(static_cast<int>(devices_.size()), k, world_);
   if (k == k_) return;
   if (k_ > 0) {
     Fence();
@@ -376,36 +365,20 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
   // A skipped batch's running statistics may not be finite: the learner takes z's instead, so
   // that they reach neither z nor, through it, the other learners.
   if (skip) sync.Scatter(context, device.average.data<float>(), slot.state);
+  auto contribute = [&] {
+    sync.Contributed(context, j);
+    Contribute(device);
+  };
+  if (!algorithm_->SynchronisesAt(t)) {  // the sync thread only counts this iteration
+    contribute();
+    if (!skip) l.Update();
+    return;
+  }
   float* c = slot.contribution.mutable_data<float>();
   sync.Gather(context, slot.state, 1.f, c);
-  if (options_.sync == SyncMode::kSGD) {  // the one learner: its own update, its statistics
-    sync.Contributed(context, j);
-    if (!skip) l.Update();
-    Contribute(device);
-    return;
-  }
-  if (options_.sync == SyncMode::kSMA) {
-    sync.Correction(context, slot.params, device.average.data<float>(),
-                    static_cast<float>(options_.alpha), c);
-    sync.Contributed(context, j);
-    Contribute(device);
-    if (!skip) l.Update();
-    sync.Subtract(context, c, slot.params);
-    return;
-  }
-  // S-SGD and SGD: gradients weighted by batch size, averaged over every learner's images.
-  const float weight = skip ? 0.f : static_cast<float>(slot.images);
-  // A skipped step's gradients may be NaN, and 0 * NaN is NaN: it gathers 0 x its (finite,
-  // same-layout) parameters instead, so that it adds nothing to the sum.
-  sync.Gather(context, skip ? slot.params : slot.gradients, weight, c);
-  sync.SetValue(context, c + layout_.count_offset(), weight);
-  sync.Contributed(context, j);
-  Contribute(device);
-  WaitFor([&] { return device.synced > t; });
-  sync.WaitForAverage(context);
-  sync.Scatter(context, device.sum.data<float>(), slot.gradients);
-  l.Update();
-  sync.Scatter(context, device.average.data<float>(), slot.state);
+  algorithm_->Learner({l, sync, context, slot.params, slot.gradients, slot.state, layout_, c,
+                       device.average.data<float>(), device.sum.data<float>(), slot.images, skip, t,
+                       contribute, [&] { WaitFor([&] { return device.synced > t; }); }});
 }
 
 void Engine::Impl::SyncLoop(Device& device) {
@@ -416,9 +389,10 @@ void Engine::Impl::SyncLoop(Device& device) {
              (error_.empty() && device.contributions == static_cast<int>(device.slots.size()));
     });
     if (stopping_) return;
+    const int64_t t = device.synced;
     lock.unlock();
     try {
-      Synchronise(device);
+      Synchronise(device, t);
     } catch (const std::exception& e) {
       Fail(detail::Concat("device ", device.global, " synchronisation: ", e.what()));
     }
@@ -429,7 +403,8 @@ void Engine::Impl::SyncLoop(Device& device) {
   }
 }
 
-void Engine::Impl::Synchronise(Device& device) {
+void Engine::Impl::Synchronise(Device& device, int64_t t) {
+  if (!algorithm_->SynchronisesAt(t)) return;
   SyncBackend& sync = *device.backend;
   float* sum = device.sum.mutable_data<float>();
   const int64_t n = layout_.total();
@@ -444,14 +419,10 @@ void Engine::Impl::Synchronise(Device& device) {
     comm_->AllReduceSum(device.rank, sum, n, timeout);
   }
   float* z = device.average.mutable_data<float>();
-  if (options_.sync == SyncMode::kSMA) {
-    sync.UpdateAverage(sum, static_cast<float>(options_.central_momentum), z,
-                       device.average_prev.mutable_data<float>(), layout_.param_floats());
-  } else if (options_.sync == SyncMode::kSSGD) {
-    sync.ScaleByInverse(sum + layout_.count_offset(), sum, layout_.param_floats());
-  }
+  const int learners = num_learners() * world_;
+  algorithm_->Device({sync, layout_, sum, z, device.central.mutable_data<float>(), learners, t});
   const int64_t stats = layout_.count_offset() - layout_.param_floats();
-  sync.ScaleInto(1.f / static_cast<float>(num_learners() * world_), sum + layout_.param_floats(),
+  sync.ScaleInto(1.f / static_cast<float>(learners), sum + layout_.param_floats(),
                  z + layout_.param_floats(), stats);
   sync.AverageUpdated();
 }

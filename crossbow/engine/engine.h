@@ -12,9 +12,6 @@
 
 namespace crossbow {
 
-enum class SyncMode { kSMA, kSSGD, kSGD };
-SyncMode ParseSyncMode(const std::string& name);  // "sma" | "ssgd" | "sgd"
-
 // One device of the engine: a set of cores that its learners are pinned to, or a GPU (whose
 // learner threads share the process's cores). Several devices may name the same GPU: each is
 // a group of learners with its own average model, synchronised as separate devices are.
@@ -30,9 +27,14 @@ std::vector<DeviceLayout> ParseDevices(const std::string& spec);
 struct EngineOptions {
   std::vector<DeviceLayout> devices;
   int learners_per_device = 1;  // the autotuner changes it through SetLearnersPerDevice
-  SyncMode sync = SyncMode::kSMA;
+  // A synchroniser's name (engine/sync/): sma, easgd, localsgd, diloco, ssgd or sgd.
+  std::string sync = "sma";
+  int sync_period = 1;            // sma, easgd, localsgd, diloco: synchronise every H iterations
   double alpha = 0.1;             // SMA: how strongly learners are pulled to the average
   double central_momentum = 0.9;  // SMA: mu_z
+  std::string central_momentum_type = "polyak";  // SMA: polyak | nesterov
+  double outer_lr = 0.7;                         // DiLoCo: the outer SGD's learning rate
+  double outer_momentum = 0.9;                   // DiLoCo: its Nesterov momentum
   int threads_per_learner = 1;
   uint64_t seed = 0;
   // SMA restarts the learners from z when the learning rate falls to this fraction (or less) of
@@ -50,6 +52,10 @@ struct EngineOptions {
   std::shared_ptr<ProcessGroup> group;
 };
 
+// Whether a new learning rate `lr` is a drop that restarts learners from z: at most
+// `restart_drop` x `peak`, the highest rate since the last restart.
+bool IsRestartingDrop(double lr, double peak, double restart_drop);
+
 struct IterationResult {
   double loss = 0;  // mean over learners
   int64_t images = 0;
@@ -57,9 +63,10 @@ struct IterationResult {
   int skipped = 0;  // learners whose non-finite loss skipped their update (skip_nan)
 };
 
-// Many learners per device kept together by SMA (DESIGN.md, "Engine"), or S-SGD / SGD in the
-// same machinery. Learners run on their own threads; Iterate() returns when every learner has
-// taken and trained on one batch and the average model has been updated.
+// Many learners per device kept together by a synchroniser (engine/sync/: SMA, S-SGD, SGD,
+// local SGD, DiLoCo, EASGD) in the same machinery. Learners run on their own threads; Iterate()
+// returns when every learner has taken and trained on one batch and the average model has been
+// updated.
 class Engine {
  public:
   Engine(const LearnerSpec& spec, EngineOptions options, BatchSource* train);
@@ -90,7 +97,8 @@ class Engine {
   // allocator's cache) of the fullest GPU, shared by the engine devices on it.
   size_t MemoryBudgetBytes() const;
 
-  // Everything a checkpoint holds: "z/<blob>", "z_prev/<blob>", "learner<j>/<blob>",
+  // Everything a checkpoint holds: "z/<blob>", the synchroniser's central buffer
+  // ("z_prev/<param>" or "z_velocity/<param>"), "learner<j>/<blob>",
   // "learner<j>/<param>_momentum", plus batch-norm statistics. Restoring works with another
   // learner count: missing learners start from z, extra ones are dropped.
   std::vector<std::pair<std::string, const Tensor*>> StateTensors();

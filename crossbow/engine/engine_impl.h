@@ -12,6 +12,7 @@
 #include "crossbow/comm/device_collectives.h"
 #include "crossbow/engine/engine.h"
 #include "crossbow/engine/model_layout.h"
+#include "crossbow/engine/sync/synchroniser.h"
 #include "crossbow/engine/sync_backend.h"
 
 namespace crossbow {
@@ -61,10 +62,10 @@ class Engine::Impl {
     std::vector<int> cores;
     std::vector<std::unique_ptr<Slot>> slots;
     std::unique_ptr<SyncBackend> backend;
-    // Flat, as layout_: z = [parameters | the learners' average statistics], z_prev; and per
-    // blob views of them.
-    Tensor average, average_prev;
-    std::vector<Tensor> z, z_prev, z_state;
+    // Flat, as layout_: z = [parameters | the learners' average statistics] and the
+    // synchroniser's central buffer (z_prev for SMA); and per blob views of them.
+    Tensor average, central;
+    std::vector<Tensor> z, z_central, z_state;
     Tensor sum;  // device sum, then all-reduced over devices
     int contributions = 0;
     int64_t synced = 0;  // iterations whose synchronisation is applied to z (or gradients)
@@ -78,7 +79,7 @@ class Engine::Impl {
   void LearnerLoop(Device& device, Slot& slot);
   void RunIteration(Device& device, Slot& slot, int64_t t);
   void SyncLoop(Device& device);
-  void Synchronise(Device& device);
+  void Synchronise(Device& device, int64_t t);
   void Contribute(Device& device);
   template <typename Ready>
   void WaitFor(Ready ready);
@@ -86,12 +87,13 @@ class Engine::Impl {
   void AbortCollectives(const std::string& reason);
   // Waits until every device has applied every iteration; throws the first failure.
   void Fence();
-  // After Fence: z holds the one model in S-SGD and SGD too.
+  // After Fence: z holds the one model where the learners are it (S-SGD, SGD) too.
   void PublishAverage();
   void RestartFromAverage(Slot& slot, const Device& device);
 
   LearnerSpec spec_;
   EngineOptions options_;
+  std::unique_ptr<Synchroniser> algorithm_;
   BatchSource* train_;
   std::unique_ptr<Collectives> comm_;  // CPU devices
   // GPU devices: several in this process, or one per rank of an MPI job.

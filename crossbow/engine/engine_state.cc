@@ -10,9 +10,13 @@
 #include <tuple>
 
 #include "crossbow/engine/engine_impl.h"
-#include "crossbow/engine/sma.h"
+#include "crossbow/engine/flat_ops.h"
 
 namespace crossbow {
+
+bool IsRestartingDrop(double lr, double peak, double restart_drop) {
+  return lr < peak && lr <= restart_drop * peak;
+}
 
 void Engine::Impl::Fence() {
   std::unique_lock<std::mutex> lock(mutex_);
@@ -33,7 +37,7 @@ void Engine::Impl::Fence() {
 }
 
 void Engine::Impl::PublishAverage() {
-  if (options_.sync == SyncMode::kSMA) return;
+  if (!algorithm_->LearnersAreTheModel()) return;
   for (auto& device : devices_) {
     Learner& model = *device->slots[0]->learner;
     for (size_t i = 0; i < layout_.params().size(); ++i) {
@@ -50,7 +54,7 @@ void Engine::Impl::SetLearningRate(double lr) {
   lr_ = lr;
   lr_peak_ = std::max(lr_peak_, lr);
   const bool restart =
-      options_.sync == SyncMode::kSMA && lr < lr_peak_ && lr <= options_.restart_drop * lr_peak_;
+      algorithm_->RestartsOnDrop() && IsRestartingDrop(lr, lr_peak_, options_.restart_drop);
   for (auto& device : devices_) {
     for (auto& slot : device->slots) {
       slot->learner->SetLearningRate(static_cast<float>(lr));
@@ -120,8 +124,8 @@ std::vector<double> Engine::Impl::DistancesToAverage() {
       double squared = 0;
       for (size_t i = 0; i < layout_.params().size(); ++i) {
         const auto& e = layout_.params()[i];
-        squared += sma::SquaredDistance(host(*slot->learner->Blob(e.name), &w_copy),
-                                        host(device->z[i], &z_copy), e.numel);
+        squared += flat::SquaredDistance(host(*slot->learner->Blob(e.name), &w_copy),
+                                         host(device->z[i], &z_copy), e.numel);
       }
       out.push_back(std::sqrt(squared));
     }
@@ -155,9 +159,10 @@ std::vector<std::pair<std::string, const Tensor*>> Engine::Impl::StateTensors() 
   PublishAverage();
   std::vector<std::pair<std::string, const Tensor*>> out;
   const Device& first = *devices_[0];
+  const std::string central = algorithm_->central_name() + "/";
   for (size_t i = 0; i < layout_.params().size(); ++i) {
     out.emplace_back("z/" + layout_.params()[i].name, &first.z[i]);
-    out.emplace_back("z_prev/" + layout_.params()[i].name, &first.z_prev[i]);
+    out.emplace_back(central + layout_.params()[i].name, &first.z_central[i]);
   }
   for (size_t i = 0; i < layout_.state().size(); ++i) {
     out.emplace_back("z/" + layout_.state()[i].name, &first.z_state[i]);
@@ -192,11 +197,19 @@ void Engine::Impl::RestoreState(const std::map<std::string, Tensor>& tensors, in
     copies.emplace_back(src ? src : fallback, dst, key);
   };
   std::vector<Slot*> restart;
+  // A central buffer the checkpoint lacks starts as it does in a new engine.
+  std::vector<Tensor> zeros;
+  for (const auto& e : layout_.params()) {
+    zeros.emplace_back(e.shape, DataType::kFloat32);
+    Fill(&zeros.back(), 0.f);
+  }
   for (auto& device : devices_) {
     for (size_t i = 0; i < layout_.params().size(); ++i) {
       const std::string& name = layout_.params()[i].name;
       copy("z/" + name, nullptr, &device->z[i]);
-      copy("z_prev/" + name, find("z/" + name), &device->z_prev[i]);
+      copy(algorithm_->central_name() + "/" + name,
+           algorithm_->central_starts_at_z() ? find("z/" + name) : &zeros[i],
+           &device->z_central[i]);
     }
     for (size_t i = 0; i < layout_.state().size(); ++i) {
       copy("z/" + layout_.state()[i].name, nullptr, &device->z_state[i]);

@@ -8,7 +8,7 @@
 #include "crossbow/core/fusion.h"
 #include "crossbow/core/serialize.h"
 #include "crossbow/core/top_k.h"
-#include "crossbow/engine/sma.h"
+#include "crossbow/engine/flat_ops.h"
 
 namespace crossbow {
 namespace {
@@ -187,9 +187,9 @@ float Learner::ForwardBackward(const float* images, const Shape& shape, const in
 
 bool Learner::GradientsAndStatisticsFinite() {
   auto finite = [](const Tensor& t) {
-    if (t.is_cpu()) return sma::AllFinite(t.data<float>(), t.numel());
+    if (t.is_cpu()) return flat::AllFinite(t.data<float>(), t.numel());
     const Tensor host = ToHost(t);
-    return sma::AllFinite(host.data<float>(), host.numel());
+    return flat::AllFinite(host.data<float>(), host.numel());
   };
   for (const auto& param : spec_.params) {
     if (!finite(*Gradient(param))) return false;

@@ -4,12 +4,12 @@
 #include <map>
 
 #include "crossbow/engine/autotuner.h"
-#include "crossbow/engine/sma.h"
+#include "crossbow/engine/flat_ops.h"
 
 namespace crossbow {
 namespace {
 
-// The CPU: the sma.h kernels on the calling thread, one call per blob; nothing to order.
+// The CPU: the flat_ops.h kernels on the calling thread, one call per blob; nothing to order.
 class CPUSyncBackend final : public SyncBackend {
  public:
   CPUSyncBackend() : SyncBackend(Device{}) {}
@@ -20,16 +20,16 @@ class CPUSyncBackend final : public SyncBackend {
   }
   void Correction(ContextBase*, SegmentTable& w, const float* z, float alpha, float* c) override {
     for (const Segment& s : w.segments()) {
-      sma::Correction(s.data, z + s.offset, alpha, c + s.offset, s.numel);
+      flat::Correction(s.data, z + s.offset, alpha, c + s.offset, s.numel);
     }
   }
   void Subtract(ContextBase*, const float* c, SegmentTable& w) override {
-    for (const Segment& s : w.segments()) sma::Subtract(c + s.offset, s.data, s.numel);
+    for (const Segment& s : w.segments()) flat::Subtract(c + s.offset, s.data, s.numel);
   }
   void Gather(ContextBase*, SegmentTable& blobs, float scale, float* flat) override {
     for (const Segment& s : blobs.segments()) {
       std::copy_n(s.data, s.numel, flat + s.offset);
-      if (scale != 1.f) sma::Scale(scale, flat + s.offset, s.numel);
+      if (scale != 1.f) flat::Scale(scale, flat + s.offset, s.numel);
     }
   }
   void Scatter(ContextBase*, const float* flat, SegmentTable& blobs) override {
@@ -38,23 +38,27 @@ class CPUSyncBackend final : public SyncBackend {
   void SetValue(ContextBase*, float* x, float value) override { *x = value; }
   bool AllFinite(ContextBase*, SegmentTable& blobs) override {
     for (const Segment& s : blobs.segments()) {
-      if (!sma::AllFinite(s.data, s.numel)) return false;
+      if (!flat::AllFinite(s.data, s.numel)) return false;
     }
     return true;
   }
   void Sum(const std::vector<const float*>& parts, float* sum, int64_t n) override {
     std::fill_n(sum, n, 0.f);
-    for (const float* part : parts) sma::Accumulate(part, sum, n);
+    for (const float* part : parts) flat::Accumulate(part, sum, n);
   }
   void UpdateAverage(const float* sum_c, float mu, float* z, float* z_prev, int64_t n) override {
-    sma::UpdateAverage(sum_c, mu, z, z_prev, n);
+    flat::UpdateAverage(sum_c, mu, z, z_prev, n);
+  }
+  void MomentumStep(const float* x, float scale, float shift, float lr, float mu, bool nesterov,
+                    float* z, float* u, int64_t n) override {
+    flat::MomentumStep(x, scale, shift, lr, mu, nesterov, z, u, n);
   }
   void ScaleInto(float scale, const float* x, float* y, int64_t n) override {
     std::copy_n(x, n, y);
-    sma::Scale(scale, y, n);
+    flat::Scale(scale, y, n);
   }
   void ScaleByInverse(const float* count, float* x, int64_t n) override {
-    sma::Scale(*count > 0 ? 1.f / *count : 0.f, x, n);
+    flat::Scale(*count > 0 ? 1.f / *count : 0.f, x, n);
   }
   size_t FreeBytes() const override { return AvailableMemoryBytes(); }
 };

@@ -37,7 +37,7 @@ class SegmentTable {
 };
 
 // What the synchronisers need of one engine device: element-wise kernels over the flat buffers
-// [parameters | statistics | count] (sma.h on the CPU, fused CUDA kernels on a GPU), the
+// [parameters | statistics | count] (flat_ops.h on the CPU, fused CUDA kernels on a GPU), the
 // ordering of that work, and the memory left for more learners.
 //
 // Learner-side calls run on the learner's thread and are ordered on its context (its stream);
@@ -87,6 +87,9 @@ class SyncBackend {
   virtual void Sum(const std::vector<const float*>& parts, float* sum, int64_t n) = 0;
   // z' = z + sum_c + mu (z - z_prev); z_prev = z; z = z'.
   virtual void UpdateAverage(const float* sum_c, float mu, float* z, float* z_prev, int64_t n) = 0;
+  // d = scale x - shift z; u = mu u + d; z += lr (nesterov ? d + mu u : u).
+  virtual void MomentumStep(const float* x, float scale, float shift, float lr, float mu,
+                            bool nesterov, float* z, float* u, int64_t n) = 0;
   // y = scale * x.
   virtual void ScaleInto(float scale, const float* x, float* y, int64_t n) = 0;
   // x *= 1 / *count (0 where the count is 0); count is read where it lives.

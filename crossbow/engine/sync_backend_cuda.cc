@@ -1,4 +1,4 @@
-// The synchronisers on a GPU: fused kernels (sma_kernels.cu) on the learners' streams and on a
+// The synchronisers on a GPU: fused kernels (flat_ops.cu) on the learners' streams and on a
 // sync stream of the device's own, ordered by events (sync_backend.h).
 #include <cstring>
 #include <vector>
@@ -7,13 +7,13 @@
 #include "crossbow/core/context_cuda.h"
 #include "crossbow/core/cuda_stream.h"
 #include "crossbow/core/device_backend.h"
-#include "crossbow/engine/sma_kernels.h"
+#include "crossbow/engine/flat_ops_cuda.h"
 #include "crossbow/engine/sync_backend.h"
 
 namespace crossbow {
 namespace {
 
-namespace kernels = sma::cuda;
+namespace kernels = flat::cuda;
 
 // A segment table in device memory: the segments, then the chunks.
 struct UploadedTable {
@@ -112,6 +112,10 @@ class CUDASyncBackend final : public SyncBackend {
   }
   void UpdateAverage(const float* sum_c, float mu, float* z, float* z_prev, int64_t n) override {
     kernels::UpdateAverage(sum_c, mu, z, z_prev, n, sync_.stream());
+  }
+  void MomentumStep(const float* x, float scale, float shift, float lr, float mu, bool nesterov,
+                    float* z, float* u, int64_t n) override {
+    kernels::MomentumStep(x, scale, shift, lr, mu, nesterov, z, u, n, sync_.stream());
   }
   void ScaleInto(float scale, const float* x, float* y, int64_t n) override {
     kernels::ScaleInto(scale, x, y, n, sync_.stream());

@@ -28,18 +28,6 @@ double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-const char* SyncName(SyncMode mode) {
-  switch (mode) {
-    case SyncMode::kSMA:
-      return "sma";
-    case SyncMode::kSSGD:
-      return "ssgd";
-    case SyncMode::kSGD:
-      return "sgd";
-  }
-  return "?";
-}
-
 }  // namespace
 
 Trainer::Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSource* train,
@@ -47,7 +35,7 @@ Trainer::Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSou
     : group_(engine_options.group),
       timeout_(engine_options.collective_timeout_ms),
       net_(spec.name),
-      sync_(SyncName(engine_options.sync)),
+      sync_(engine_options.sync),
       learners_fixed_(!options.autotune),
       train_(train),
       test_(test),
@@ -205,6 +193,13 @@ TrainResult Trainer::Loop::Run() {
     }
     if (epoch_end) this_epoch_ = Window{Elapsed()};
     result_.stop_reason = ShouldStop();
+    // A run that stops between evaluations (iterations, time limit, eval_every) evaluates the
+    // model it ends with, so that its result is of that model; a signal stops at once.
+    if (!result_.stop_reason.empty() && !evaluate && t_.test_ != nullptr && !signal_) {
+      MetricsRecord record = Record();
+      Evaluate(&record);
+      if (metrics_) metrics_->Write(record);
+    }
     if (o_.progress && rank_ == 0 && result_.stop_reason.empty()) DrawProgress(epochs_done);
     const bool checkpoint_due = EpochCheckpointDue() || minutes_due_;
     if (!o_.checkpoint_dir.empty() && (checkpoint_due || !result_.stop_reason.empty())) {
@@ -258,9 +253,9 @@ void Trainer::Loop::Step(double lr) {
   if (lr != info_.lr) {
     engine_.SetLearningRate(lr);
     info_.lr = lr;
-    // The engine's rule (EngineOptions::restart_drop), followed to checkpoint it.
+    // The engine's rule, followed to checkpoint the peak it restarts against.
     info_.lr_peak = std::max(info_.lr_peak, lr);
-    if (lr < info_.lr_peak && lr <= t_.restart_drop_ * info_.lr_peak) info_.lr_peak = lr;
+    if (IsRestartingDrop(lr, info_.lr_peak, t_.restart_drop_)) info_.lr_peak = lr;
   }
   IterationResult r;
   try {

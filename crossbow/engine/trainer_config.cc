@@ -1,37 +1,7 @@
 #include "crossbow/engine/trainer_config.h"
 
-#include <nlohmann/json.hpp>
-
 namespace crossbow {
 namespace {
-
-using nlohmann::json;
-
-template <typename T>
-void Read(const json& j, const char* key, T* out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return;
-  try {
-    *out = it->get<T>();
-  } catch (const json::exception&) {
-    CROSSBOW_ENFORCE_VALUE(false, "trainer option '", key, "' has the wrong type: ", it->dump());
-  }
-}
-
-int LearnersPerDevice(const json& j, bool* autotune) {
-  auto it = j.find("learners");
-  *autotune = it == j.end() || *it == "auto";
-  if (*autotune) return 1;
-  int k = 0;
-  if (it->is_number_integer()) {
-    k = it->get<int>();
-  } else if (it->is_string()) {
-    const std::string s = it->get<std::string>();
-    k = s.find_first_not_of("0123456789") == std::string::npos && !s.empty() ? std::stoi(s) : 0;
-  }
-  CROSSBOW_ENFORCE_VALUE(k >= 1, "learners must be 'auto' or a number >= 1, got ", it->dump());
-  return k;
-}
 
 void CheckSource(const BatchSource* source, const char* what, const Shape& input_shape) {
   CROSSBOW_ENFORCE_VALUE(source->batch_size() > 0, what, " batch size must be > 0, got ",
@@ -43,53 +13,6 @@ void CheckSource(const BatchSource* source, const char* what, const Shape& input
 }
 
 }  // namespace
-
-TrainerConfig ParseTrainerConfig(const std::string& text) {
-  const json j = json::parse(text, nullptr, false);
-  CROSSBOW_ENFORCE_VALUE(j.is_object(), "trainer options must be a JSON object");
-  TrainerConfig c;
-  EngineOptions& e = c.engine;
-  TrainerOptions& t = c.trainer;
-  std::string sync = "sma", devices = "cpu";
-  Read(j, "sync", &sync);
-  Read(j, "devices", &devices);
-  e.sync = ParseSyncMode(sync);
-  e.devices = ParseDevices(devices);
-  e.learners_per_device = LearnersPerDevice(j, &t.autotune);
-  Read(j, "alpha", &e.alpha);
-  Read(j, "central_momentum", &e.central_momentum);
-  Read(j, "threads_per_learner", &e.threads_per_learner);
-  Read(j, "seed", &e.seed);
-  Read(j, "skip_nan", &e.skip_nan);
-  double timeout_s = e.collective_timeout_ms / 1000.0;
-  Read(j, "collective_timeout", &timeout_s);
-  CROSSBOW_ENFORCE_VALUE(timeout_s > 0 && timeout_s < 2e6, "collective_timeout must be in (0, ",
-                         "2e6) seconds, got ", timeout_s);
-  e.collective_timeout_ms = static_cast<int>(timeout_s * 1000);
-  Read(j, "epochs", &t.epochs);
-  Read(j, "iterations", &t.iterations);
-  Read(j, "time_limit", &t.time_limit_s);
-  Read(j, "target_accuracy", &t.target_accuracy);
-  Read(j, "lr", &t.lr.base_lr);
-  Read(j, "lr_policy", &t.lr.policy);
-  Read(j, "gamma", &t.lr.gamma);
-  Read(j, "power", &t.lr.power);
-  Read(j, "step_size", &t.lr.step_size);
-  Read(j, "steps", &t.lr.steps);
-  Read(j, "warmup", &t.lr.warmup);
-  Read(j, "warmup_start", &t.lr.warmup_start);
-  Read(j, "eval_every", &t.eval_every);
-  Read(j, "autotune_threshold", &t.autotune_threshold);
-  Read(j, "checkpoint_dir", &t.checkpoint_dir);
-  Read(j, "checkpoint_every_epochs", &t.checkpoint_every_epochs);
-  Read(j, "checkpoint_every_minutes", &t.checkpoint_every_minutes);
-  Read(j, "resume", &t.resume);
-  Read(j, "metrics", &t.metrics_path);
-  Read(j, "log_every", &t.log_every);
-  Read(j, "progress", &t.progress);
-  Read(j, "stall_timeout", &t.stall_timeout_s);
-  return c;
-}
 
 void CheckTrainerOptions(const TrainerOptions& options, const Shape& input_shape,
                          const BatchSource* train, const BatchSource* test) {

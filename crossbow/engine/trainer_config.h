@@ -13,8 +13,9 @@ struct TrainerConfig {
 };
 
 // The options of python/crossbow/trainer.py's OPTIONS (the `crossbow train` flags) as one
-// JSON object, into engine and trainer options. Keys that only the Python side uses (batch
-// size, data loading, the net) are not read here. A wrong type or value names its key.
+// JSON object, into engine and trainer options, through the table of trainer_options.cc: a
+// key it lacks is a ValueError with a did-you-mean, a wrong type or value names its key, and
+// keys that only the Python side uses (the net, data loading) change nothing here.
 TrainerConfig ParseTrainerConfig(const std::string& json);
 
 // Throws crossbow::ValueError for options that cannot work (no stop condition, a batch size

@@ -11,7 +11,6 @@ init net: conv weights MSRAFill (fan_out, as He et al. and torchvision's ResNets
 weights XavierFill (Caffe2 brew's default), biases and BN shifts 0, BN scales 1.
 """
 import copy
-import difflib
 import functools
 import json
 import math
@@ -19,6 +18,7 @@ import numbers
 import re
 
 from crossbow import _native, shapes
+from crossbow.names import did_you_mean
 
 # Arguments that the operators read as floats: JSON must carry them as 1.0, not 1.
 FLOAT_ARGS = {"epsilon", "momentum", "ratio", "value", "min", "max", "mean", "std"}
@@ -113,9 +113,8 @@ class ModelBuilder:
     def shape(self, blob):
         """The blob's shape, batch None; ValueError if the blob or its shape is unknown."""
         if blob not in self.shapes:
-            near = difflib.get_close_matches(str(blob), list(self.shapes), n=1)
-            hint = f"; did you mean '{near[0]}'?" if near else ""
-            raise ValueError(f"unknown blob '{blob}' in model '{self.name}'{hint}")
+            raise ValueError(f"unknown blob '{blob}' in model '{self.name}'"
+                             f"{did_you_mean(blob, self.shapes)}")
         if self.shapes[blob] is None:
             raise ValueError(f"the shape of blob '{blob}' is unknown to the builder")
         return self.shapes[blob]

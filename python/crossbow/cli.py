@@ -4,6 +4,8 @@
 import argparse
 import sys
 
+from crossbow.names import did_you_mean
+
 
 def _ops(args):
     import crossbow
@@ -159,12 +161,26 @@ def parser():
     _add_training(sub, NAMES)
     from crossbow import export_command
     export_command.add_parser(sub, NAMES)
+    from crossbow import reproduce
+    reproduce.add_parser(sub, _output_flags())
+    p.commands = sub.choices
     return p
+
+
+def _parse(p, argv):
+    """parse_args, with a did-you-mean for a flag the command does not know."""
+    args, unknown = p.parse_known_args(argv)
+    if unknown:
+        command = p.commands[args.command]
+        flags = [flag for action in command._actions for flag in action.option_strings]
+        first = next((u.split("=")[0] for u in unknown if u.startswith("-")), unknown[0])
+        command.error(f"unrecognized arguments: {' '.join(unknown)}{did_you_mean(first, flags)}")
+    return args
 
 
 def main(argv=None):
     from crossbow import world
-    args = parser().parse_args(argv)
+    args = _parse(parser(), argv)
     code = 1
     try:
         _set_verbosity(args)

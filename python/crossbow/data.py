@@ -44,6 +44,9 @@ class ImageDB:
     ``crossbow convert imageset`` writes (``rgb=True`` for torchvision's); ``channels`` 1 or 3
     converts.
 
+    ``reduced_decode`` (default on) decodes a JPEG at 1/2, 1/4 or 1/8 of its size where the
+    resize or random-resized crop after it still only shrinks (docs/design/data.md).
+
     ``preset`` names an input pipeline instead (``cifar``, ``imagenet``, ``mnist``, ``none``:
     a training and an evaluation transform each, owned by the C++ data layer and documented in
     docs/design/data.md) for a net of ``input_size`` pixels a side; ``mean`` and ``std`` may
@@ -58,7 +61,7 @@ class ImageDB:
                  std=None, seed=0, workers=1, resize=None, random_resized_crop=False,
                  mean_image=None, scale=1.0 / 255.0, channels=None, rgb=False,
                  color_jitter=None, shuffle=None, num_classes=0, drop_last=False, slots=0,
-                 preset=None, input_size=None):
+                 preset=None, input_size=None, reduced_decode=True):
         if preset is not None:
             given = [name for name, value in (("crop", crop), ("pad", pad), ("resize", resize),
                                               ("random_resized_crop", random_resized_crop),
@@ -81,7 +84,8 @@ class ImageDB:
             scale=float(scale), brightness=brightness, contrast=contrast, saturation=saturation,
             shuffle=bool(train if shuffle is None else shuffle), seed=int(seed),
             workers=int(workers), slots=int(slots), num_classes=int(num_classes),
-            drop_last=bool(drop_last), preset=preset or "", input_size=int(input_size or 0))
+            drop_last=bool(drop_last), preset=preset or "", input_size=int(input_size or 0),
+            reduced_decode=bool(reduced_decode))
         self._epoch = None
 
     def __len__(self):

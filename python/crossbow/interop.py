@@ -7,11 +7,11 @@ statistics. A missing, unexpected or misshapen tensor is an error that names it.
     crossbow.interop.from_torch(model, torchvision.models.resnet50(weights=...).state_dict())
     twin.load_state_dict(crossbow.interop.to_torch(model))
 """
-import difflib
 
 import numpy as np
 
 from crossbow import torch_names, weights
+from crossbow.names import did_you_mean
 
 # Kept by PyTorch's BatchNorm2d, unknown to Crossbow (its statistics use a fixed momentum).
 IGNORED = ("num_batches_tracked",)
@@ -37,10 +37,8 @@ def from_torch(model, state_dict, names=None, strict=True):
     arrays = {}
     for blob, key in names.items():
         if key not in state_dict:
-            near = difflib.get_close_matches(key, keys, n=1)
-            hint = f"; did you mean '{near[0]}'?" if near else ""
             raise KeyError(f"the state_dict has no '{key}' (for {model.builder.name}'s "
-                           f"'{blob}'){hint}")
+                           f"'{blob}'){did_you_mean(key, keys)}")
         value = _array(state_dict[key], key)
         expected = tuple(model.builder.shapes[blob])
         if tuple(value.shape) != expected:

@@ -4,13 +4,13 @@ Inputs are checked here, before C++ sees them: images float32, C-contiguous, sha
 (N, C, H, W) as the builder's input; labels integers in [0, classes), one per image.
 Nothing is converted silently except integer labels to int32.
 """
-import difflib
 import json
 import os
 
 import numpy as np
 
 from crossbow import _native
+from crossbow.names import did_you_mean
 
 
 def check_images(images, input_shape, what="images"):
@@ -106,10 +106,8 @@ class Model:
     def _blob(self, name):
         known = self.builder.params + self.builder.state
         if name not in known:
-            near = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean '{near[0]}'?" if near else ""
             raise KeyError(f"'{name}' is not a parameter or state blob of model "
-                           f"'{self.builder.name}'{hint}")
+                           f"'{self.builder.name}'{did_you_mean(name, known)}")
         return self.builder.shapes[name]
 
     def param_names(self):

@@ -12,12 +12,20 @@ import math
 import os
 
 from crossbow import _native, world
+from crossbow.names import did_you_mean
+
+# The synchronisers (crossbow/engine/sync/), checked here before the extension is loaded.
+SYNCS = ("sma", "easgd", "localsgd", "diloco", "ssgd", "sgd")
 
 # name: (default, type, help). The command line adds --name-with-dashes for each.
 OPTIONS = {
     "batch_size": (16, int, "images per learner per iteration"),
     "learners": ("auto", str, "learners per device: a number, or auto (the autotuner picks)"),
-    "sync": ("sma", str, "sma (model averaging), ssgd (synchronous SGD) or sgd (one learner)"),
+    "sync": ("sma", str, "sma (model averaging), easgd (elastic averaging), localsgd (periodic "
+             "averaging), diloco (outer Nesterov step on z), ssgd (synchronous SGD) or sgd (one "
+             "learner)"),
+    "sync_period": (1, int, "sma, easgd, localsgd, diloco: synchronise every this many "
+                    "iterations (H)"),
     "devices": ("cpu", str, "cpu (all cores, one device), groups such as cpu:0-1,cpu:2-3, or "
                 "GPUs such as cuda:0,cuda:1 (cuda:0,cuda:0: two devices on one GPU; cuda:local "
                 "under mpirun: the GPU numbered as the rank on its machine)"),
@@ -37,6 +45,9 @@ OPTIONS = {
     "weight_decay": (1e-4, float, "L2 weight decay"),
     "alpha": (0.1, float, "SMA: pull of the learners towards the average model"),
     "central_momentum": (0.9, float, "SMA: momentum of the average model"),
+    "central_momentum_type": ("polyak", str, "SMA: polyak or nesterov central momentum"),
+    "outer_lr": (0.7, float, "DiLoCo: learning rate of the outer step on z"),
+    "outer_momentum": (0.9, float, "DiLoCo: Nesterov momentum of the outer step"),
     "autotune_threshold": (0.1, float, "the autotuner adds learners while throughput grows more"),
     "threads_per_learner": (1, int, "threads each learner's operators run on"),
     "eval_every": (0, int, "iterations between evaluations (0: every epoch)"),
@@ -77,15 +88,17 @@ def _check(opts):
             raise ValueError(f"{_flag(name)} must be {what}, got {v!r}")
 
     finite = math.isfinite
-    for name in ("batch_size", "epochs", "iterations", "time_limit", "workers",
+    for name in ("batch_size", "sync_period", "epochs", "iterations", "time_limit", "workers",
                  "threads_per_learner", "log_every", "collective_timeout"):
         require(name, lambda v: finite(v) and v > 0, "> 0")
     for name in ("lr", "weight_decay", "eval_every", "checkpoint_every_epochs",
                  "checkpoint_every_minutes", "stall_timeout", "warmup", "step_size"):
         require(name, lambda v: finite(v) and v >= 0, "finite and >= 0")
-    for name in ("momentum", "central_momentum"):
+    for name in ("momentum", "central_momentum", "outer_momentum"):
         require(name, lambda v: 0 <= v < 1, "in [0, 1)")
     require("alpha", lambda v: 0 < v <= 1, "in (0, 1]")
+    require("outer_lr", lambda v: finite(v) and v > 0, "> 0")
+    require("central_momentum_type", lambda v: v in ("polyak", "nesterov"), "polyak or nesterov")
     require("target_accuracy", lambda v: 0 <= v <= 1, "in [0, 1]")
     require("autotune_threshold", lambda v: finite(v) and v > 0, "> 0")
     require("num_classes", lambda v: v >= 1, ">= 1")
@@ -102,8 +115,9 @@ def _check(opts):
                              f"got {opts['learners']!r}")
         if k < 1:
             raise ValueError(f"{_flag('learners')} must be >= 1, got {k}")
-    if opts["sync"] not in ("sma", "ssgd", "sgd"):
-        raise ValueError(f"{_flag('sync')} must be sma, ssgd or sgd, got {opts['sync']!r}")
+    if opts["sync"] not in SYNCS:
+        raise ValueError(f"{_flag('sync')} must be {', '.join(SYNCS[:-1])} or {SYNCS[-1]}, "
+                         f"got {opts['sync']!r}")
     if opts["resume"] and not opts["checkpoint_dir"]:
         raise ValueError("resume (--resume) needs a checkpoint_dir (--checkpoint-dir)")
 
@@ -120,10 +134,8 @@ class Trainer:
     def __init__(self, net, train_db, test_db=None, **options):
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
-            import difflib
-            near = difflib.get_close_matches(unknown[0], OPTIONS, n=1)
-            hint = f"; did you mean '{near[0]}'?" if near else ""
-            raise TypeError(f"Trainer got an unknown option '{unknown[0]}'{hint}")
+            raise TypeError(f"Trainer got an unknown option '{unknown[0]}'"
+                            f"{did_you_mean(unknown[0], OPTIONS)}")
         self.options = {name: spec[0] for name, spec in OPTIONS.items()}
         self.options.update(options)
         _check(self.options)

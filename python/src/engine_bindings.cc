@@ -8,15 +8,12 @@
 #include "crossbow/engine/array_source.h"
 #include "crossbow/engine/autotuner.h"
 #include "crossbow/engine/engine.h"
+#include "crossbow/engine/sync/synchroniser.h"
 
 namespace py = pybind11;
 using namespace crossbow;
 
 namespace {
-
-const char* SyncName(SyncMode mode) {
-  return mode == SyncMode::kSMA ? "sma" : mode == SyncMode::kSSGD ? "ssgd" : "sgd";
-}
 
 template <typename T>
 std::vector<T> VectorOf(const py::array& a, const char* what) {
@@ -39,6 +36,7 @@ py::array_t<float> CopyOut(const Tensor& t) {
 
 void BindEngine(py::module_& m) {
   m.def("cuda_device_count", &CudaDeviceCount, "GPUs usable now (0 without CUDA or a GPU)");
+  m.def("sync_names", &SynchroniserNames, "the registered synchronisers, sorted");
   m.def("parse_devices", [](const std::string& spec) {
     std::vector<std::vector<int>> out;
     for (const auto& d : ParseDevices(spec)) out.push_back(d.cores);
@@ -58,11 +56,18 @@ void BindEngine(py::module_& m) {
           "set from a string: 'cpu', 'cpu:0-1,cpu:2-3', 'cuda:0,cuda:1' or 'cuda:0,cuda:0' (two "
           "devices on one GPU); reads as core lists")
       .def_property(
-          "sync", [](const EngineOptions& o) { return SyncName(o.sync); },
-          [](EngineOptions& o, const std::string& name) { o.sync = ParseSyncMode(name); })
+          "sync", [](const EngineOptions& o) { return o.sync; },
+          [](EngineOptions& o, const std::string& name) {
+            CheckSynchroniserName(name);
+            o.sync = name;
+          })
+      .def_readwrite("sync_period", &EngineOptions::sync_period)
       .def_readwrite("learners_per_device", &EngineOptions::learners_per_device)
       .def_readwrite("alpha", &EngineOptions::alpha)
       .def_readwrite("central_momentum", &EngineOptions::central_momentum)
+      .def_readwrite("central_momentum_type", &EngineOptions::central_momentum_type)
+      .def_readwrite("outer_lr", &EngineOptions::outer_lr)
+      .def_readwrite("outer_momentum", &EngineOptions::outer_momentum)
       .def_readwrite("threads_per_learner", &EngineOptions::threads_per_learner)
       .def_readwrite("seed", &EngineOptions::seed)
       .def_readwrite("restart_drop", &EngineOptions::restart_drop)

@@ -18,7 +18,8 @@ void BindLoader(py::module_& m) {
                        bool mirror, std::vector<float> mean, std::vector<float> deviation,
                        std::vector<float> mean_image, float scale, float brightness, float contrast,
                        float saturation, bool shuffle, uint64_t seed, int workers, int slots,
-                       int num_classes, bool drop_last, const std::string& preset, int input_size) {
+                       int num_classes, bool drop_last, const std::string& preset, int input_size,
+                       bool reduced_decode) {
              LoaderOptions o;
              o.path = path;
              o.batch_size = batch_size;
@@ -44,6 +45,7 @@ void BindLoader(py::module_& m) {
                t.contrast = contrast;
                t.saturation = saturation;
              }
+             t.reduced_decode = reduced_decode;
              o.shuffle = shuffle;
              o.seed = seed;
              o.workers = workers;
@@ -61,7 +63,7 @@ void BindLoader(py::module_& m) {
            py::arg("brightness") = 0.0f, py::arg("contrast") = 0.0f, py::arg("saturation") = 0.0f,
            py::arg("shuffle") = true, py::arg("seed") = 0, py::arg("workers") = 1,
            py::arg("slots") = 0, py::arg("num_classes") = 0, py::arg("drop_last") = false,
-           py::arg("preset") = "", py::arg("input_size") = 0)
+           py::arg("preset") = "", py::arg("input_size") = 0, py::arg("reduced_decode") = true)
       .def_property_readonly("batches_per_epoch", &ImageLoader::batches_per_epoch)
       .def("corrupt_records", &ImageLoader::corrupt_records, py::arg("epoch"));
   m.def("input_presets", &crossbow::data::PresetNames, "the names of the input presets");

@@ -9,6 +9,7 @@
 #include "crossbow/comm/process_group.h"
 #include "crossbow/engine/checkpoint.h"
 #include "crossbow/engine/trainer_config.h"
+#include "crossbow/engine/trainer_options.h"
 
 namespace py = pybind11;
 
@@ -53,6 +54,16 @@ py::dict ToDict(const TrainResult& r) {
 
 void BindTrainer(py::module_& m) {
   using namespace crossbow;
+  m.def(
+      "trainer_options",
+      [] {
+        py::list out;
+        for (const TrainerOption& o : TrainerOptionTable()) {
+          out.append(py::make_tuple(o.name, o.default_json, o.python_only));
+        }
+        return out;
+      },
+      "the table of training options: (name, default as JSON, read by Python alone)");
   py::class_<PyTrainer>(m, "Trainer")
       .def(py::init([](const std::string& spec_json, const std::string& options_json,
                        std::shared_ptr<BatchSource> train, std::shared_ptr<BatchSource> test) {

@@ -42,11 +42,25 @@ TEST(EngineCuda, SmaOnAGpuEqualsTheCpu) {
 
 TEST(EngineCuda, SsgdAndSgdOnAGpuEqualTheCpu) {
   CROSSBOW_NEED_GPUS(1);
-  for (SyncMode sync : {SyncMode::kSSGD, SyncMode::kSGD}) {
-    const int k = sync == SyncMode::kSGD ? 1 : 3;
+  for (std::string sync : {"ssgd", "sgd"}) {
+    const int k = sync == "sgd" ? 1 : 3;
     auto s1 = Source(48, 4), s2 = Source(48, 4);
     Engine gpu(Spec(true), Options("cuda:0", k, sync), s1.get());
     Engine cpu(Spec(true), Options("cpu:0", k, sync), s2.get());
+    ExpectSameTraining(gpu, cpu, 5, 1e-4f);
+  }
+}
+
+TEST(EngineCuda, ModelAveragingOnAGpuEqualsTheCpu) {
+  CROSSBOW_NEED_GPUS(1);
+  for (std::string sync : {"localsgd", "diloco", "easgd", "sma"}) {
+    SCOPED_TRACE(sync);
+    auto s1 = Source(64, 4), s2 = Source(64, 4);
+    EngineOptions g = Options("cuda:0", 2, sync), c = Options("cpu:0", 2, sync);
+    g.sync_period = c.sync_period = 2;
+    if (sync == "sma") g.central_momentum_type = c.central_momentum_type = "nesterov";
+    Engine gpu(Spec(true), g, s1.get());
+    Engine cpu(Spec(true), c, s2.get());
     ExpectSameTraining(gpu, cpu, 5, 1e-4f);
   }
 }

@@ -7,6 +7,7 @@
 
 #include "crossbow/engine/autotuner.h"
 #include "crossbow/engine/model_layout.h"
+#include "crossbow/engine/sync/synchroniser.h"
 #include "tests/cpp/engine_test_util.h"
 #include "tests/cpp/expect_error.h"
 
@@ -26,8 +27,8 @@ TEST(ParseDevices, GroupsAndErrors) {
   for (const char* bad : {"gpu:0", "cpu:3-1", "cpu:a", "cpu:0-1,cpu:1-2", "cpu,cpu:0", ""}) {
     EXPECT_ERROR(ParseDevices(bad), ValueError, bad);
   }
-  EXPECT_EQ(ParseSyncMode("ssgd"), SyncMode::kSSGD);
-  EXPECT_ERROR(ParseSyncMode("async"), ValueError, "unknown synchronisation 'async'");
+  CheckSynchroniserName("ssgd");
+  EXPECT_ERROR(CheckSynchroniserName("async"), ValueError, "unknown synchronisation 'async'");
 }
 
 TEST(Engine, GpuDevicesFailBeforeAnyWorkWhereNoGpuIsUsable) {
@@ -49,7 +50,7 @@ TEST(Engine, GpuDevicesFailBeforeAnyWorkWhereNoGpuIsUsable) {
 
 TEST(Engine, SgdEqualsAPlainLearner) {
   auto source = Source(24, 6);
-  Engine engine(Spec(true), Options("cpu:0", 1, SyncMode::kSGD), source.get());
+  Engine engine(Spec(true), Options("cpu:0", 1, "sgd"), source.get());
   Learner plain(Spec(true));
   auto twin = Source(24, 6);
   for (int i = 0; i < 6; ++i) {
@@ -68,9 +69,9 @@ TEST(Engine, SgdEqualsAPlainLearner) {
 
 TEST(Engine, SsgdOfKLearnersEqualsOneLearnerOfKTimesTheBatch) {
   auto source = Source(48, 4);
-  Engine engine(Spec(false), Options("cpu:0-1", 3, SyncMode::kSSGD), source.get());
+  Engine engine(Spec(false), Options("cpu:0-1", 3, "ssgd"), source.get());
   auto big = Source(48, 12);
-  Engine single(Spec(false), Options("cpu:0", 1, SyncMode::kSGD), big.get());
+  Engine single(Spec(false), Options("cpu:0", 1, "sgd"), big.get());
   for (int i = 0; i < 5; ++i) {
     IterationResult r = engine.Iterate();
     EXPECT_EQ(r.images, 12);
@@ -199,7 +200,7 @@ TEST(Engine, AddingLearnersStartsThemFromZ) {
 
 TEST(Engine, LearnersAddedInSsgdStartFromTheTrainedModel) {
   auto source = Source(64, 4);
-  Engine engine(Spec(true), Options("cpu:0", 1, SyncMode::kSSGD), source.get());
+  Engine engine(Spec(true), Options("cpu:0", 1, "ssgd"), source.get());
   engine.Iterate();
   engine.Iterate();
   engine.SetLearnersPerDevice(2);
@@ -266,8 +267,8 @@ TEST(Engine, NonFiniteGradientsBehindAFiniteLossAreCaught) {
 }
 
 TEST(Engine, SkippedLearnersDoNotPoisonTheModelOrItsStatistics) {
-  for (SyncMode sync : {SyncMode::kSMA, SyncMode::kSSGD}) {
-    SCOPED_TRACE(sync == SyncMode::kSMA ? "sma" : "ssgd");
+  for (std::string sync : {"sma", "ssgd"}) {
+    SCOPED_TRACE(sync == "sma" ? "sma" : "ssgd");
     auto source = PoisonedSource(std::nanf(""));
     EngineOptions o = Options("cpu:0,cpu:1", 1, sync);
     o.skip_nan = true;
@@ -285,7 +286,7 @@ TEST(Engine, SkippedLearnersDoNotPoisonTheModelOrItsStatistics) {
 
 TEST(Engine, SkipNanInSsgdLeavesTheOtherLearnersFinite) {
   auto source = PoisonedSource();
-  EngineOptions o = Options("cpu:0,cpu:1", 1, SyncMode::kSSGD);
+  EngineOptions o = Options("cpu:0,cpu:1", 1, "ssgd");
   o.skip_nan = true;
   Engine engine(Spec(false), o, source.get());
   EXPECT_EQ(engine.Iterate().skipped, 1);
@@ -313,7 +314,7 @@ TEST(Engine, RejectsBadOptions) {
   o.alpha = 0;
   EXPECT_ERROR(Engine(Spec(false), o, source.get()), ValueError,
                "SMA's alpha must be in (0, 1], got 0");
-  EXPECT_ERROR(Engine(Spec(false), Options("cpu:0", 2, SyncMode::kSGD), source.get()), ValueError,
+  EXPECT_ERROR(Engine(Spec(false), Options("cpu:0", 2, "sgd"), source.get()), ValueError,
                "sync 'sgd' trains one learner");
   auto wrong = std::make_unique<ArraySource>(std::vector<float>(4 * 48), std::vector<int32_t>(4),
                                              Shape{3, 4, 4}, 2);

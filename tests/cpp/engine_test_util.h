@@ -58,7 +58,7 @@ inline std::unique_ptr<ArraySource> Source(int n, int batch, uint32_t seed = 1) 
   return std::make_unique<ArraySource>(std::move(images), std::move(labels), Shape{3, 8, 8}, batch);
 }
 
-inline EngineOptions Options(const std::string& devices, int k, SyncMode sync = SyncMode::kSMA) {
+inline EngineOptions Options(const std::string& devices, int k, const std::string& sync = "sma") {
   EngineOptions o;
   o.devices = ParseDevices(devices);
   o.learners_per_device = k;

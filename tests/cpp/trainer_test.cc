@@ -112,7 +112,7 @@ class MemorySource : public BatchSource {
   std::vector<std::unique_ptr<Owned>> released_;
 };
 
-EngineOptions Learners(int k, SyncMode sync = SyncMode::kSMA) {
+EngineOptions Learners(int k, const std::string& sync = "sma") {
   EngineOptions o;
   o.devices = ParseDevices("cpu:0");
   o.learners_per_device = k;
@@ -163,6 +163,25 @@ TEST(Trainer, TrainsEvaluatesAndWritesMetrics) {
   }
   EXPECT_EQ(evaluations, 3);  // one per epoch
   EXPECT_EQ(lines.back()["iteration"], r.iterations);
+}
+
+TEST(Trainer, AStopBetweenEvaluationsEvaluatesTheFinalModel) {
+  MemorySource train(256, 8, 1), test(64, 16, 2);
+  const std::string metrics = TempDir("trainer_final_eval") + "/m.jsonl";
+  TrainerOptions o;
+  o.iterations = 5;  // an epoch is 8 iterations of 2 learners x 16
+  o.lr.base_lr = 0.05;
+  o.metrics_path = metrics;
+  o.log_every = 100;
+  o.progress = false;
+  Trainer trainer(LinearSpec(), Learners(2), &train, &test, o);
+  TrainResult r = trainer.Fit();
+  EXPECT_EQ(r.stop_reason, "iterations");
+  ASSERT_TRUE(r.test.has_value());
+  std::vector<nlohmann::json> lines = ReadLines(metrics);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["iteration"], 5);
+  EXPECT_DOUBLE_EQ(lines[0]["accuracy"].get<double>(), r.test->top1);
 }
 
 TEST(Trainer, StopsAtTargetAccuracyAndReportsTheTime) {

@@ -25,6 +25,14 @@ def test_summary_of_an_unknown_net_is_a_usage_error(capsys):
     assert e.value.code == 2 and "resnet32" in capsys.readouterr().err
 
 
+def test_a_misspelt_flag_is_a_usage_error_with_a_did_you_mean(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["train", "--net", "lenet", "--train-db", "x", "--sync-perod", "3"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2
+    assert "unrecognized arguments: --sync-perod 3; did you mean '--sync-period'?" in err
+
+
 def test_ops_lists_operators(capsys):
     pytest.importorskip("crossbow._C", reason="crossbow._C is not built (scripts/setup.sh)")
     import crossbow

@@ -69,6 +69,12 @@ def forward_backward(w, stats, x, y):
     return grads, new_stats
 
 
+def learner_batch(t, n, j, images, labels):
+    """Learner j's batch of iteration t, of n learners: (t n + j) mod batches."""
+    i = (t * n + j) % (len(labels) // B)
+    return images[i * B:(i + 1) * B], labels[i * B:(i + 1) * B]
+
+
 def split(state, prefix, names):
     return {name: state[prefix + name].astype(np.float64) for name in names}
 
@@ -91,13 +97,10 @@ class ReferenceSMA:
         self.stats = [dict(self.z_stats) for _ in range(self.n)]
 
     def iterate(self, t, lr, images, labels):
-        batches = len(labels) // B
         total = {k: np.zeros_like(v) for k, v in self.z.items()}
         for j in range(self.n):
-            i = (t * self.n + j) % batches
             grads, self.stats[j] = forward_backward(self.w[j], self.stats[j],
-                                                    images[i * B:(i + 1) * B],
-                                                    labels[i * B:(i + 1) * B])
+                                                    *learner_batch(t, self.n, j, images, labels))
             for name in self.params:
                 g = grads[name] + WD * self.w[j][name]
                 self.v[j][name] = MU * self.v[j][name] - lr * g

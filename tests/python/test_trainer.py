@@ -26,7 +26,7 @@ def db(tmp_path):
 @pytest.mark.parametrize("options, error, message", [
     (dict(batch_size=0, epochs=1), ValueError, r"batch_size \(--batch-size\) must be > 0, got 0"),
     (dict(epochs=1, learners="many"), ValueError, r"learners \(--learners\) must be 'auto' or a number"),
-    (dict(epochs=1, sync="async"), ValueError, r"sync \(--sync\) must be sma, ssgd or sgd"),
+    (dict(epochs=1, sync="async"), ValueError, r"sync \(--sync\) must be sma, easgd, localsgd, diloco, ssgd or sgd"),
     (dict(), ValueError, "training would never stop"),
     (dict(epochs=1, resume=True), ValueError, r"resume \(--resume\) needs a checkpoint_dir"),
     (dict(epochs=1, lr_polcy="step"), TypeError, "did you mean 'lr_policy'"),

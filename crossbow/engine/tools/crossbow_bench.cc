@@ -27,7 +27,7 @@ DEFINE_string(spec, "", "learner spec JSON file (crossbow spec --net resnet32 > 
 DEFINE_string(devices, "cpu", "cpu, cpu:0-1,cpu:2-3, cuda:0, cuda:0,cuda:1 or cuda:0,cuda:0");
 DEFINE_int32(batch_size, 32, "images per learner per iteration");
 DEFINE_string(learners, "1", "learners per device: a number, or auto (the autotuner picks)");
-DEFINE_string(sync, "sma", "sma, ssgd or sgd");
+DEFINE_string(sync, "sma", "a synchroniser: sma, easgd, localsgd, diloco, ssgd or sgd");
 DEFINE_int32(warmup_iterations, 5, "iterations before measuring (plans compile, graphs record)");
 DEFINE_double(seconds, 3, "seconds measured (after warm-up and autotuning)");
 DEFINE_int32(examples, 1024, "synthetic examples in memory (rounded up to whole batches)");
@@ -131,7 +131,7 @@ json Run() {
   const LearnerSpec spec = LearnerSpec::FromJson(ReadFile(FLAGS_spec));
   EngineOptions options;
   options.devices = ParseDevices(FLAGS_devices);
-  options.sync = ParseSyncMode(FLAGS_sync);
+  options.sync = FLAGS_sync;
   options.threads_per_learner = FLAGS_threads_per_learner;
   options.seed = FLAGS_seed;
   // Random labels can drive a net without batch norm to a non-finite loss; the throughput is

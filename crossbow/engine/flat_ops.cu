@@ -1,9 +1,9 @@
 #include <algorithm>
 
 #include "crossbow/core/check_cuda.h"
-#include "crossbow/engine/sma_kernels.h"
+#include "crossbow/engine/flat_ops_cuda.h"
 
-namespace crossbow::sma::cuda {
+namespace crossbow::flat::cuda {
 namespace {
 
 constexpr int kThreads = 256;
@@ -23,7 +23,7 @@ template <typename Op>
 void LaunchChunks(const DeviceTable& table, Op op, cudaStream_t stream, const char* what) {
   if (table.num_chunks == 0) return;
   ChunkKernel<<<static_cast<unsigned>(table.num_chunks), kThreads, 0, stream>>>(table, op);
-  CUDA_CHECK(cudaGetLastError(), "SMA kernel ", what, " over ", table.num_chunks, " chunks");
+  CUDA_CHECK(cudaGetLastError(), "flat kernel ", what, " over ", table.num_chunks, " chunks");
 }
 
 struct CorrectionOp {
@@ -84,6 +84,16 @@ __global__ void UpdateAverageKernel(const float* sum_c, float mu, float* z, floa
   }
 }
 
+__global__ void MomentumStepKernel(const float* x, float scale, float shift, float lr, float mu,
+                                   bool nesterov, float* z, float* u, int64_t n) {
+  CROSSBOW_GRID_STRIDE(i, n) {
+    const float d = scale * x[i] - shift * z[i];
+    const float v = mu * u[i] + d;
+    u[i] = v;
+    z[i] += lr * (nesterov ? d + mu * v : v);
+  }
+}
+
 __global__ void ScaleIntoKernel(float scale, const float* x, float* y, int64_t n) {
   CROSSBOW_GRID_STRIDE(i, n) { y[i] = x[i] * scale; }
 }
@@ -97,7 +107,7 @@ __global__ void ScaleByInverseKernel(const float* count, float* x, int64_t n) {
 __global__ void SetValueKernel(float* x, float value) { *x = value; }
 
 void Check(const char* what, int64_t n) {
-  CUDA_CHECK(cudaGetLastError(), "SMA kernel ", what, " over ", n, " floats");
+  CUDA_CHECK(cudaGetLastError(), "flat kernel ", what, " over ", n, " floats");
 }
 
 }  // namespace
@@ -147,6 +157,14 @@ void UpdateAverage(const float* sum_c, float mu, float* z, float* z_prev, int64_
   Check("UpdateAverage", n);
 }
 
+void MomentumStep(const float* x, float scale, float shift, float lr, float mu, bool nesterov,
+                  float* z, float* u, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  MomentumStepKernel<<<Blocks(n), kThreads, 0, stream>>>(x, scale, shift, lr, mu, nesterov, z, u,
+                                                         n);
+  Check("MomentumStep", n);
+}
+
 void ScaleInto(float scale, const float* x, float* y, int64_t n, cudaStream_t stream) {
   if (n == 0) return;
   ScaleIntoKernel<<<Blocks(n), kThreads, 0, stream>>>(scale, x, y, n);
@@ -159,4 +177,4 @@ void ScaleByInverse(const float* count, float* x, int64_t n, cudaStream_t stream
   Check("ScaleByInverse", n);
 }
 
-}  // namespace crossbow::sma::cuda
+}  // namespace crossbow::flat::cuda

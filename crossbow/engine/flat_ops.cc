@@ -1,7 +1,7 @@
-#include "crossbow/engine/sma.h"
+#include "crossbow/engine/flat_ops.h"
 
 namespace crossbow {
-namespace sma {
+namespace flat {
 
 void Correction(const float* __restrict w, const float* __restrict z, float alpha,
                 float* __restrict c, int64_t n) {
@@ -29,6 +29,16 @@ void UpdateAverage(const float* __restrict sum_c, float mu, float* __restrict z,
   }
 }
 
+void MomentumStep(const float* __restrict x, float scale, float shift, float lr, float mu,
+                  bool nesterov, float* __restrict z, float* __restrict u, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float d = scale * x[i] - shift * z[i];
+    const float v = mu * u[i] + d;
+    u[i] = v;
+    z[i] += lr * (nesterov ? d + mu * v : v);
+  }
+}
+
 bool AllFinite(const float* __restrict x, int64_t n) {
   int bad = 0;  // x - x is 0 for finite x, NaN for NaN and infinity: one vectorised pass
   for (int64_t i = 0; i < n; ++i) bad |= !(x[i] - x[i] == 0.f);
@@ -44,5 +54,5 @@ double SquaredDistance(const float* __restrict a, const float* __restrict b, int
   return total;
 }
 
-}  // namespace sma
+}  // namespace flat
 }  // namespace crossbow

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace crossbow::sma::cuda {
+namespace crossbow::flat::cuda {
 
-// The synchronisers' kernels on a GPU (sma_kernels.cu): each call is one launch on `stream`
+// The synchronisers' kernels on a GPU (flat_ops.cu): each call is one launch on `stream`
 // (none when there is nothing to do).
 //
 // Kernels over a learner's blobs read a table in device memory: the blobs' segments, then
@@ -44,9 +44,12 @@ void Sum(const std::vector<const float*>& parts, float* sum, int64_t n, cudaStre
 // z' = z + sum_c + mu (z - z_prev); z_prev = z; z = z'.
 void UpdateAverage(const float* sum_c, float mu, float* z, float* z_prev, int64_t n,
                    cudaStream_t stream);
+// d = scale x - shift z; u = mu u + d; z += lr (nesterov ? d + mu u : u).
+void MomentumStep(const float* x, float scale, float shift, float lr, float mu, bool nesterov,
+                  float* z, float* u, int64_t n, cudaStream_t stream);
 // y = scale * x
 void ScaleInto(float scale, const float* x, float* y, int64_t n, cudaStream_t stream);
 // x *= 1 / *count, or 0 where *count is 0; *count is read on the device.
 void ScaleByInverse(const float* count, float* x, int64_t n, cudaStream_t stream);
 
-}  // namespace crossbow::sma::cuda
+}  // namespace crossbow::flat::cuda

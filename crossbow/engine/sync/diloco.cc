@@ -1,0 +1,37 @@
+// DiLoCo (Douillard et al. 2023): learners step alone (the inner optimiser); every `period`
+// iterations the pseudo-gradient delta = z - mean_j w_j drives an outer SGD with Nesterov
+// momentum on z, and every learner restarts from z (keeping its own momentum, as DiLoCo keeps
+// its inner optimiser's state). With velocity u = -m of the paper's momentum m:
+//   u = mu_o u - delta;  z += lr_o (mu_o u - delta).
+#include "crossbow/engine/engine.h"
+#include "crossbow/engine/sync/localsgd.h"
+
+namespace crossbow {
+namespace {
+
+class DiLoCo : public LocalSGD {
+ public:
+  DiLoCo(int period, double lr, double momentum)
+      : LocalSGD(period), lr_(static_cast<float>(lr)), mu_(static_cast<float>(momentum)) {
+    CROSSBOW_ENFORCE_VALUE(lr > 0, "outer_lr must be > 0, got ", lr);
+    CROSSBOW_ENFORCE_VALUE(momentum >= 0 && momentum < 1, "outer_momentum must be in [0, 1), got ",
+                           momentum);
+  }
+  void Device(const DeviceTurn& t) const override {
+    t.sync.MomentumStep(t.sum, 1.f / static_cast<float>(t.learners), 1.f, lr_, mu_, true, t.z,
+                        t.central, t.layout.param_floats());
+  }
+  std::string central_name() const override { return "z_velocity"; }
+  bool central_starts_at_z() const override { return false; }
+
+ private:
+  float lr_, mu_;
+};
+
+}  // namespace
+
+CROSSBOW_REGISTER_SYNCHRONISER(diloco, [](const EngineOptions& o) {
+  return std::make_unique<DiLoCo>(o.sync_period, o.outer_lr, o.outer_momentum);
+});
+
+}  // namespace crossbow

@@ -1,0 +1,109 @@
+"""Published training recipes, each as published and as Crossbow's small-batch SMA version,
+for ``crossbow reproduce``. A recipe's schedule is kept as fractions of the run (warm-up,
+learning-rate drops), so that a run compressed to fewer epochs keeps its shape.
+
+The small-batch SMA version (variant ``sma``) of every recipe: batch 16 per learner,
+auto-tuned learners, SMA's defaults, the published learning rate scaled by the square root of
+16 / the published batch (Krizhevsky 2014; Hoffer et al. 2017: it keeps the gradient noise of
+the published run), one epoch of linear warm-up from a tenth of it, the published weight
+decay and momentum, and the published drops at the same fractions of the run.
+"""
+import dataclasses
+import math
+
+from crossbow.names import did_you_mean
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    name: str
+    net: str
+    dataset: str            # a key of crossbow.reproduce.DATASETS
+    source: str             # the paper, table or figure that publishes it
+    published_top1: float   # the published test/validation top-1 (0-1); 0 where none is
+    epochs: int             # the published length
+    drops: tuple            # fractions of the run at which the rate is divided by 10
+    warmup: float           # fraction of the run of linear warm-up (0: none)
+    published: dict         # Trainer options as published
+    sma: dict               # Trainer options of the small-batch SMA version
+    notes: str = ""
+
+    def options(self, variant="sma", epochs=None):
+        """The Trainer options of `variant` ("published" or "sma") over `epochs` (default:
+        the published length): the schedule's drops at the same fractions of the run."""
+        if variant not in VARIANTS:
+            raise ValueError(_unknown("variant", variant, VARIANTS))
+        epochs = self.epochs if epochs is None else epochs
+        if not epochs > 0:
+            raise ValueError(f"epochs (--epochs) must be > 0, got {epochs}")
+        o = dict(net=self.net, epochs=epochs, lr_policy="multistep", gamma=0.1,
+                 steps=[round(f * epochs, 3) for f in self.drops],
+                 warmup=round(self.warmup * epochs, 3), warmup_start=0.1)
+        o.update(self.published if variant == "published" else self.sma)
+        return o
+
+
+VARIANTS = ("sma", "published")
+
+# He et al. 2016, section 4.2: 64k iterations at batch 128 on 50k images (163.8 epochs; the
+# trainer counts whole epochs), lr /10 at 32k and 48k.
+_HE_EPOCHS = 164
+_HE = dict(batch_size=64, learners="2", sync="ssgd", lr=0.1, momentum=0.9, weight_decay=1e-4)
+
+
+def _sma(published_lr, published_batch, **published):
+    return dict(published, batch_size=16, learners="auto", sync="sma",
+                lr=round(published_lr * math.sqrt(16 / published_batch), 4), warmup=1.0,
+                warmup_start=0.1)
+
+
+_BATCH_NOTE = ("batch 128 as 2 learners x 64 with S-SGD (the gradient averaged over the 128 "
+               "images), so that both cores work")
+
+
+def _he(net, error_percent, **published):
+    return Recipe(
+        name=f"he-{net}", net=net, dataset="cifar10",
+        source="He et al. 2016, Deep Residual Learning, Table 6 (CIFAR-10)",
+        published_top1=round(1 - error_percent / 100, 4), epochs=_HE_EPOCHS,
+        drops=(32 / 64, 48 / 64), warmup=0.0, published=dict(_HE, **published),
+        sma=_sma(0.1, 128, momentum=0.9, weight_decay=1e-4), notes=_BATCH_NOTE)
+
+
+RECIPES = {r.name: r for r in (
+    _he("resnet20", 8.75),
+    _he("resnet32", 7.51),
+    _he("resnet56", 6.97),
+    # "0.01 until the training error is below 80% (about 400 iterations), then 0.1": a
+    # linear warm-up from 0.01 over the first 400 iterations stands in for it.
+    dataclasses.replace(_he("resnet110", 6.43), warmup=400 / 64000),
+    Recipe(name="vgg16-cifar", net="vgg16", dataset="cifar10",
+           source="VGG-16 with batch norm on CIFAR-10, He et al.'s schedule (commonly "
+                  "reported ~93.5%)",
+           published_top1=0.935, epochs=_HE_EPOCHS, drops=(32 / 64, 48 / 64), warmup=0.0,
+           published=dict(_HE, weight_decay=5e-4),
+           sma=_sma(0.1, 128, momentum=0.9, weight_decay=5e-4), notes=_BATCH_NOTE),
+    # Goyal et al. 2017: lr 0.1 x batch/256, 5 warm-up epochs, /10 at 30, 60 and 80 of 90
+    # epochs, weight decay 1e-4; applied to Imagenette at 128 px (no published figure).
+    *(Recipe(name=f"goyal-{net}-imagenette", net=net, dataset="imagenette",
+             source="Goyal et al. 2017, Accurate, Large Minibatch SGD, on Imagenette at 128 px",
+             published_top1=0.0, epochs=90, drops=(30 / 90, 60 / 90, 80 / 90),
+             warmup=5 / 90,
+             published=dict(batch_size=128, learners="2", sync="ssgd", lr=0.1,
+                            momentum=0.9, weight_decay=1e-4, input_size=128, num_classes=10),
+             sma=_sma(0.1, 256, momentum=0.9, weight_decay=1e-4, input_size=128,
+                      num_classes=10),
+             notes="batch 256 as 2 learners x 128 with S-SGD")
+      for net in ("resnet18", "resnet50")),
+)}
+
+
+def _unknown(what, name, known):
+    return f"unknown {what} '{name}'{did_you_mean(name, known)} ({what}s: {', '.join(known)})"
+
+
+def get(name):
+    """The recipe called `name`; ValueError with a did-you-mean otherwise."""
+    if name not in RECIPES:
+        raise ValueError(_unknown("recipe", name, list(RECIPES)))
+    return RECIPES[name]

@@ -1,0 +1,219 @@
+"""The model-averaging family (SMA with a period and Nesterov central momentum, EASGD, local
+SGD, DiLoCo) against numpy references of docs/design/engine.md's equations, on a net with
+batch norm, 2 devices x 2 learners, checked after every iteration: every tensor of z, of the
+central buffer and of each learner. Then the invariants between them, and resuming mid-period."""
+import numpy as np
+import pytest
+
+from test_sync_reference import (ALPHA, B, LR, MU, MU_Z, TOL, WD, data, forward_backward,
+                                 learner_batch, spec, split)
+
+_C = pytest.importorskip("crossbow._C", reason="crossbow._C is not built (scripts/setup.sh)")
+
+PARAMS, STATS = ["bn_s", "bn_b", "fc_w", "fc_b"], ["bn_rm", "bn_rv"]
+K, ITERATIONS, OUTER_LR, OUTER_MU = 2, 12, 0.7, 0.9
+MODES = {  # name: engine options
+    "sma_period_3": dict(sync="sma", sync_period=3),
+    "sma_nesterov_period_2": dict(sync="sma", sync_period=2, central_momentum_type="nesterov"),
+    "easgd_period_3": dict(sync="easgd", sync_period=3),
+    "localsgd_period_3": dict(sync="localsgd", sync_period=3),
+    "diloco_period_3": dict(sync="diloco", sync_period=3),
+}
+
+
+def engine(images, labels, devices="cpu:0,cpu:1", k=K, **options):
+    o = _C.EngineOptions()
+    o.devices = devices
+    o.learners_per_device = k
+    o.alpha, o.central_momentum = ALPHA, MU_Z
+    o.outer_lr, o.outer_momentum = OUTER_LR, OUTER_MU
+    for name, value in options.items():
+        setattr(o, name, value)
+    return _C.Engine(spec(True), o, _C.ArraySource(images, labels, B))
+
+
+class Reference:
+    """Every learner: g = grad + wd w; v = mu v - lr g; s = w; w = s + v. At a synchronising
+    iteration (t + 1 divisible by H), with N learners and z's statistics then the mean of the
+    learners':
+      sma/easgd  c_j = alpha (s_j - z); w_j -= c_j; C = sum_j c_j;
+                 polyak: z' = z + C + mu_z (z - z_prev)
+                 nesterov: u = mu_z u + C; z' = z + C + mu_z u
+                 (easgd: mu_z = 0)
+      localsgd   z = mean_j w_j; every learner takes z (w and statistics; v stays)
+      diloco     d = mean_j w_j - z; u = mu_o u + d; z += lr_o (d + mu_o u); learners take z."""
+
+    def __init__(self, start, n, sync, sync_period, central_momentum_type="polyak"):
+        self.n, self.sync, self.period = n, sync, sync_period
+        self.nesterov = central_momentum_type == "nesterov"
+        self.mu_z = 0.0 if sync == "easgd" else MU_Z
+        self.z = split(start, "z/", PARAMS)
+        self.z_stats = split(start, "z/", STATS)
+        self.central = ({k: np.zeros_like(v) for k, v in self.z.items()}
+                        if self.nesterov or sync == "diloco" else
+                        {k: v.copy() for k, v in self.z.items()})
+        self.w = [{k: v.copy() for k, v in self.z.items()} for _ in range(n)]
+        self.v = [{k: np.zeros_like(v) for k, v in self.z.items()} for _ in range(n)]
+        self.stats = [dict(self.z_stats) for _ in range(n)]
+
+    def iterate(self, t, images, labels):
+        synchronise = (t + 1) % self.period == 0
+        elastic = synchronise and self.sync in ("sma", "easgd")
+        total = {k: np.zeros_like(v) for k, v in self.z.items()}
+        for j in range(self.n):
+            grads, self.stats[j] = forward_backward(self.w[j], self.stats[j],
+                                                    *learner_batch(t, self.n, j, images, labels))
+            for name in PARAMS:
+                self.v[j][name] = MU * self.v[j][name] - LR * (grads[name] + WD * self.w[j][name])
+                snapshot = self.w[j][name].copy()
+                self.w[j][name] = snapshot + self.v[j][name]
+                if elastic:
+                    c = ALPHA * (snapshot - self.z[name])
+                    self.w[j][name] -= c
+                    total[name] += c
+        if not synchronise:
+            return
+        for name in PARAMS:
+            z, central = self.z[name], self.central[name]
+            mean = np.mean([w[name] for w in self.w], axis=0)
+            if elastic and self.nesterov:
+                self.central[name] = self.mu_z * central + total[name]
+                self.z[name] = z + total[name] + self.mu_z * self.central[name]
+            elif elastic:
+                self.z[name] = z + total[name] + self.mu_z * (z - central)
+                self.central[name] = z
+            elif self.sync == "localsgd":
+                self.z[name], self.central[name] = mean, z
+            else:
+                d = mean - z
+                self.central[name] = OUTER_MU * central + d
+                self.z[name] = z + OUTER_LR * (d + OUTER_MU * self.central[name])
+        self.z_stats = {k: np.mean([s[k] for s in self.stats], axis=0) for k in STATS}
+        if self.sync in ("localsgd", "diloco"):
+            self.w = [{k: v.copy() for k, v in self.z.items()} for _ in range(self.n)]
+            self.stats = [dict(self.z_stats) for _ in range(self.n)]
+
+
+def central_name(options):
+    nesterov = options.get("central_momentum_type") == "nesterov"
+    return "z_velocity" if nesterov or options["sync"] == "diloco" else "z_prev"
+
+
+def assert_state(got, ref, central, where):
+    for name in PARAMS:
+        np.testing.assert_allclose(got["z/" + name], ref.z[name], **TOL,
+                                   err_msg=f"z/{name} {where}")
+        np.testing.assert_allclose(got[f"{central}/{name}"], ref.central[name], **TOL,
+                                   err_msg=f"{central}/{name} {where}")
+    for name in STATS:
+        np.testing.assert_allclose(got["z/" + name], ref.z_stats[name], **TOL,
+                                   err_msg=f"z/{name} {where}")
+    for j in range(ref.n):
+        for name in PARAMS:
+            np.testing.assert_allclose(got[f"learner{j}/{name}"], ref.w[j][name], **TOL,
+                                       err_msg=f"learner {j} {name} {where}")
+            np.testing.assert_allclose(got[f"learner{j}/{name}_momentum"], ref.v[j][name], **TOL,
+                                       err_msg=f"learner {j} {name}_momentum {where}")
+        for name in STATS:
+            np.testing.assert_allclose(got[f"learner{j}/{name}"], ref.stats[j][name], **TOL,
+                                       err_msg=f"learner {j} {name} {where}")
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_matches_the_numpy_reference_after_every_iteration(mode):
+    options = MODES[mode]
+    images, labels = data()
+    e = engine(images, labels, **options)
+    start = e.state()
+    ref = Reference(start, 2 * K, **options)
+    for t in range(ITERATIONS):
+        e.iterate()
+        ref.iterate(t, images, labels)
+        assert_state(e.state(), ref, central_name(options), f"after iteration {t}")
+    # Not vacuous: z moved, its statistics are the learners' and the learners went apart.
+    assert np.abs(ref.z["fc_w"] - start["z/fc_w"]).max() > 1e-2
+    assert np.abs(ref.z_stats["bn_rv"] - 1).max() > 0.1
+    assert np.abs(ref.central["fc_w"] - ref.z["fc_w"]).max() > 1e-4
+    distances = e.distances_to_average()
+    assert (max(distances) > 1e-3) == (options["sync"] in ("sma", "easgd"))  # (t = 11 syncs)
+
+
+def test_diloco_with_outer_lr_1_and_no_momentum_is_localsgd():
+    images, labels = data()
+    local = engine(images, labels, sync="localsgd", sync_period=3)
+    diloco = engine(images, labels, sync="diloco", sync_period=3, outer_lr=1.0, outer_momentum=0.0)
+    for _ in range(ITERATIONS - 1):
+        local.iterate()
+        diloco.iterate()
+    a, b = local.state(), diloco.state()
+    for name in [n for n in a if not n.startswith("z_prev/")]:
+        np.testing.assert_allclose(b[name], a[name], rtol=1e-5, atol=1e-6, err_msg=name)
+    assert np.abs(a["learner0/fc_w"] - a["learner1/fc_w"]).max() > 1e-3  # mid-period: apart
+
+
+def test_sma_that_never_synchronises_leaves_its_learners_independent():
+    images, labels = data()
+    e = engine(images, labels, sync="sma", sync_period=ITERATIONS + 1)
+    start = e.state()
+    ref = Reference(start, 2 * K, "sma", ITERATIONS + 1)
+    for t in range(ITERATIONS):
+        e.iterate()
+        ref.iterate(t, images, labels)
+    got = e.state()
+    assert_state(got, ref, "z_prev", "without a synchronisation")
+    for name in PARAMS + STATS:
+        np.testing.assert_array_equal(got["z/" + name], start["z/" + name])
+
+
+@pytest.mark.parametrize("options", [dict(sync="localsgd", sync_period=1),
+                                     dict(sync="diloco", sync_period=1, outer_lr=1.0,
+                                          outer_momentum=0.0)], ids=["localsgd", "diloco"])
+def test_one_learner_synchronising_every_iteration_is_plain_sgd(options):
+    images, labels = data()
+    e = engine(images, labels, devices="cpu:0", k=1, **options)
+    sgd = engine(images, labels, devices="cpu:0", k=1, sync="sgd")
+    for _ in range(ITERATIONS):
+        e.iterate()
+        sgd.iterate()
+    a, b = e.state(), sgd.state()
+    for name in PARAMS + STATS:
+        for key in ("z/" + name, "learner0/" + name):
+            np.testing.assert_allclose(a[key], b[key], rtol=1e-5, atol=1e-6, err_msg=key)
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_resuming_mid_period_continues_as_if_never_stopped(mode):
+    images, labels = data(n=70)  # 14 batches: after 7 iterations of 4 the source is at batch 0
+    straight, first = engine(images, labels, **MODES[mode]), engine(images, labels, **MODES[mode])
+    for _ in range(7):
+        straight.iterate()
+        first.iterate()
+    resumed = engine(images, labels, **MODES[mode])
+    resumed.restore_state(first.state(), 7)
+    for _ in range(5):
+        straight.iterate()
+        resumed.iterate()
+    a, b = straight.state(), resumed.state()
+    assert resumed.iteration == 12 and set(a) == set(b)
+    for name in a:
+        np.testing.assert_allclose(b[name], a[name], rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+def test_bad_synchroniser_options_are_value_errors_naming_the_option():
+    images, labels = data()
+    with pytest.raises(ValueError, match="unknown synchronisation 'dilco'.*did you mean 'diloco'"):
+        _C.EngineOptions().sync = "dilco"
+    for options, message in [(dict(sync="localsgd", sync_period=0), "sync_period must be >= 1"),
+                             (dict(central_momentum_type="heavy"), "polyak or nesterov"),
+                             (dict(sync="diloco", outer_lr=0.0), "outer_lr must be > 0"),
+                             (dict(sync="diloco", outer_momentum=1.0), "outer_momentum must be"),
+                             (dict(sync="easgd", alpha=1.5), "EASGD's alpha must be in")]:
+        with pytest.raises(ValueError, match=message):
+            engine(images, labels, **options)
+
+
+def test_every_registered_synchroniser_has_a_reference_test_and_a_flag():
+    from crossbow.trainer import SYNCS
+    # ssgd: test_sync_reference.py; sgd: tests/cpp/engine_test.cc (bit-equal to Learner::Step)
+    covered = {o["sync"] for o in MODES.values()} | {"ssgd", "sgd"}
+    assert sorted(_C.sync_names()) == sorted(covered) == sorted(SYNCS)
