@@ -19,7 +19,29 @@ __global__ void VarianceToInvStdKernel(const float* var, float epsilon, int64_t 
   }
 }
 
+// `v < 0 ? 0 : v` as the Relu kernel, so that a NaN reaches the loss.
+__global__ void ReluWithMaskKernel(float* y, int64_t n, uint8_t* mask) {
+  CUDA_KERNEL_LOOP(i, n) {
+    const float v = y[i];
+    y[i] = v < 0.f ? 0.f : v;
+    if (mask != nullptr) mask[i] = y[i] > 0.f;
+  }
+}
+
+__global__ void ApplyMaskKernel(const float* dy, const uint8_t* mask, int64_t n, float* masked) {
+  CUDA_KERNEL_LOOP(i, n) { masked[i] = mask[i] ? dy[i] : 0.f; }
+}
+
 }  // namespace
+
+void ReluWithMask(float* y, int64_t n, uint8_t* mask, cudaStream_t stream) {
+  ReluWithMaskKernel<<<BlocksFor(n), kThreadsPerBlock, 0, stream>>>(y, n, mask);
+}
+
+void ApplyMask(const float* dy, const uint8_t* mask, int64_t n, float* masked,
+               cudaStream_t stream) {
+  ApplyMaskKernel<<<BlocksFor(n), kThreadsPerBlock, 0, stream>>>(dy, mask, n, masked);
+}
 
 void InvStdToVariance(const float* inv_std, float epsilon, int64_t c, float* var,
                       cudaStream_t stream) {

@@ -31,7 +31,10 @@ inline Tensor* OutputOr(OperatorBase* op, int i, Tensor* scratch) {
 
 // Batch normalisation of [N, C, H, W] per channel on oneDNN; Y keeps X's layout. Training
 // normalises with the batch statistics, saves them for the gradient and folds them into the
-// running statistics in place; is_test normalises with the running statistics.
+// running statistics in place; is_test normalises with the running statistics. kRelu is
+// SpatialBNRelu: Y = max(BN(X), 0) in the same pass (oneDNN's fuse_norm_relu), which in
+// training also writes the mask (oneDNN's workspace) that its gradient reads.
+template <bool kRelu>
 class SpatialBNOp final : public Operator<CPUContext> {
  public:
   SpatialBNOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
@@ -42,12 +45,14 @@ class SpatialBNOp final : public Operator<CPUContext> {
 
   const float epsilon_, momentum_;
   const bool is_test_;
-  dnnl::memory::desc x_md_, c_md_;  // c_md_: the [C] statistics and parameters
+  dnnl::memory::desc x_md_, c_md_, mask_md_;  // c_md_: the [C] statistics and parameters
   dnnl::batch_normalization_forward primitive_;
   Tensor mean_scratch_, var_scratch_;  // batch statistics when outputs 3, 4 are unnamed
 };
 
-// dX, dscale, dbias from X, scale, the saved batch statistics and dY.
+// dX, dscale, dbias from X, scale, the saved batch statistics and dY (kRelu: and the mask,
+// input 5, which zeroes dY where the fused ReLU did).
+template <bool kRelu>
 class SpatialBNGradientOp final : public Operator<CPUContext> {
  public:
   SpatialBNGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
@@ -55,7 +60,7 @@ class SpatialBNGradientOp final : public Operator<CPUContext> {
 
  private:
   const float epsilon_;
-  dnnl::memory::desc x_md_, c_md_;  // c_md_: the [C] statistics and parameters
+  dnnl::memory::desc x_md_, c_md_, mask_md_;  // c_md_: the [C] statistics and parameters
   dnnl::batch_normalization_backward primitive_;
   ReorderCache dy_to_x_layout_;
   Tensor dx_scratch_, dscale_scratch_, dbias_scratch_;  // for unnamed outputs

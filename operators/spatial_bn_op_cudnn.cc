@@ -3,6 +3,8 @@
 // deviation, so the forward converts cuDNN's and the gradient converts back
 // (spatial_bn_op.cu). Running statistics are cuDNN's update with factor 1 - momentum, which
 // matches running = momentum running + (1 - momentum) batch with the unbiased batch variance.
+// SpatialBNRelu is SpatialBN followed by an in-place ReLU that writes a byte mask (Y > 0) for its
+// gradient, which masks dY before cuDNN's backward pass.
 #include "crossbow/core/context_cuda.h"
 #include "operators/cudnn_utils_cuda.h"
 #include "operators/spatial_bn_op.h"
@@ -34,6 +36,7 @@ class BNDescriptors {
   cudnn::TensorDescriptor x_, channels_;
 };
 
+template <bool kRelu>
 class SpatialBNCudnnOp final : public Operator<CUDAContext> {
  public:
   SpatialBNCudnnOp(const OperatorDef& def, Workspace* ws, CUDAContext* context)
@@ -43,13 +46,27 @@ class SpatialBNCudnnOp final : public Operator<CUDAContext> {
         is_test_(Arg<bool>("is_test", false)),
         mean_scratch_(context->device()),
         inv_std_(context->device()) {
-    CROSSBOW_ENFORCE_VALUE(is_test_ || OutputSize() == 5, def.Label(),
-                           ": training needs 5 outputs (Y, running_mean, running_var, saved_mean, "
-                           "saved_var), got ",
-                           OutputSize());
+    CROSSBOW_ENFORCE_VALUE(is_test_ || OutputSize() == (kRelu ? 6 : 5), def.Label(),
+                           ": training needs ", kRelu ? 6 : 5,
+                           " outputs (Y, running_mean, running_var, saved_mean, saved_var",
+                           kRelu ? ", mask" : "", "), got ", OutputSize());
   }
 
   void Run() override {
+    Normalize();
+    if (!kRelu) return;
+    Tensor* y = Output(0);
+    uint8_t* mask = nullptr;
+    if (!is_test_) {
+      Output(5)->Resize(y->shape(), DataType::kUInt8);
+      mask = Output(5)->mutable_data<uint8_t>();
+    }
+    cuda::ReluWithMask(y->mutable_data<float>(), y->numel(), mask, context_->stream());
+    CUDA_CHECK(cudaGetLastError(), cudnn::Describe(*this));
+  }
+
+ private:
+  void Normalize() {
     const Tensor& x = Input(0);
     EnforceBNShapes(def(), [&](int i) -> const Shape& { return Input(i).shape(); }, {1, 2, 3, 4});
     desc_.Update(*this, x.shape());
@@ -89,7 +106,6 @@ class SpatialBNCudnnOp final : public Operator<CUDAContext> {
     }
   }
 
- private:
   const float epsilon_, momentum_;
   const bool is_test_;
   BNDescriptors desc_;
@@ -97,7 +113,9 @@ class SpatialBNCudnnOp final : public Operator<CUDAContext> {
   Tensor inv_std_;       // cuDNN's saved 1 / sqrt(var + epsilon)
 };
 
-// (X, scale, saved_mean, saved_var, dY) -> (dX, dscale, dbias); unnamed outputs go to scratch.
+// (X, scale, saved_mean, saved_var, dY[, mask]) -> (dX, dscale, dbias); unnamed outputs go to
+// scratch.
+template <bool kRelu>
 class SpatialBNGradientCudnnOp final : public Operator<CUDAContext> {
  public:
   SpatialBNGradientCudnnOp(const OperatorDef& def, Workspace* ws, CUDAContext* context)
@@ -106,7 +124,8 @@ class SpatialBNGradientCudnnOp final : public Operator<CUDAContext> {
         inv_std_(context->device()),
         dx_scratch_(context->device()),
         dscale_scratch_(context->device()),
-        dbias_scratch_(context->device()) {}
+        dbias_scratch_(context->device()),
+        masked_dy_(context->device()) {}
 
   void Run() override {
     const Tensor& x = Input(0);
@@ -124,12 +143,21 @@ class SpatialBNGradientCudnnOp final : public Operator<CUDAContext> {
     dx->Resize(x.shape());
     dscale->Resize({c});
     dbias->Resize({c});
+    const float* dy = Input(4).data<float>();
+    if (kRelu) {
+      EnforceInputShape(5, x.shape());
+      masked_dy_.Resize(x.shape());
+      cuda::ApplyMask(dy, Input(5).data<uint8_t>(), x.numel(), masked_dy_.mutable_data<float>(),
+                      context_->stream());
+      CUDA_CHECK(cudaGetLastError(), cudnn::Describe(*this));
+      dy = masked_dy_.data<float>();
+    }
     CUDNN_CHECK(
         cudnnBatchNormalizationBackward(
             context_->cudnn(), kMode, &kOne, &kZero, &kOne, &kZero, desc_.x(), x.data<float>(),
-            desc_.x(), Input(4).data<float>(), desc_.x(), dx->mutable_data<float>(),
-            desc_.channels(), Input(1).data<float>(), dscale->mutable_data<float>(),
-            dbias->mutable_data<float>(), epsilon_, Input(2).data<float>(), inv_std_.data<float>()),
+            desc_.x(), dy, desc_.x(), dx->mutable_data<float>(), desc_.channels(),
+            Input(1).data<float>(), dscale->mutable_data<float>(), dbias->mutable_data<float>(),
+            epsilon_, Input(2).data<float>(), inv_std_.data<float>()),
         cudnn::Describe(*this));
   }
 
@@ -138,11 +166,14 @@ class SpatialBNGradientCudnnOp final : public Operator<CUDAContext> {
   BNDescriptors desc_;
   Tensor inv_std_;  // 1 / sqrt(saved_var + epsilon), as cuDNN takes it
   Tensor dx_scratch_, dscale_scratch_, dbias_scratch_;
+  Tensor masked_dy_;  // SpatialBNRelu: dY where Y > 0, else 0
 };
 
 }  // namespace
 
-REGISTER_CUDA_OPERATOR(SpatialBN, SpatialBNCudnnOp);
-REGISTER_CUDA_OPERATOR(SpatialBNGradient, SpatialBNGradientCudnnOp);
+REGISTER_CUDA_OPERATOR(SpatialBN, SpatialBNCudnnOp<false>);
+REGISTER_CUDA_OPERATOR(SpatialBNGradient, SpatialBNGradientCudnnOp<false>);
+REGISTER_CUDA_OPERATOR(SpatialBNRelu, SpatialBNCudnnOp<true>);
+REGISTER_CUDA_OPERATOR(SpatialBNReluGradient, SpatialBNGradientCudnnOp<true>);
 
 }  // namespace crossbow

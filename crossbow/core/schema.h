@@ -36,6 +36,11 @@ class OpSchema {
   OpSchema& Input(int index, std::string name, std::string doc);
   OpSchema& Output(int index, std::string name, std::string doc);
   OpSchema& Arg(std::string name, std::string doc);
+  // Adds what `part` adds: for the parts that two schemas share (SpatialBN, SpatialBNRelu).
+  OpSchema& With(const std::function<void(OpSchema&)>& part) {
+    part(*this);
+    return *this;
+  }
 
   const std::string& type() const { return type_; }
   const std::string& doc() const { return doc_; }

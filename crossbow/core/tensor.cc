@@ -51,6 +51,10 @@ template <>
 DataType DataTypeOf<int64_t>() {
   return DataType::kInt64;
 }
+template <>
+DataType DataTypeOf<uint8_t>() {
+  return DataType::kUInt8;
+}
 
 int64_t NumElements(const Shape& shape) {
   int64_t n = 1;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "crossbow/core/autodiff.h"
+#include "crossbow/core/fusion.h"
 #include "crossbow/core/serialize.h"
 #include "crossbow/core/top_k.h"
 #include "crossbow/engine/flat_ops.h"
@@ -67,6 +68,10 @@ Learner::Learner(LearnerSpec spec)
   root_.CreateTensor(spec_.input);
   root_.CreateTensor(spec_.label);
 
+  std::set<std::string> fetched(spec_.accuracy.begin(), spec_.accuracy.end());
+  fetched.insert({spec_.loss, spec_.output});
+  // Before autodiff, so that the backward pass is the fused operators' gradients.
+  spec_.net = FuseOperators(spec_.net, fetched);
   CheckForwardNet();
   GradientNet backward = AddGradientOps(spec_.net, spec_.loss, spec_.params);
   train_def_ = spec_.net;

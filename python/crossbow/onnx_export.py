@@ -48,6 +48,12 @@ def _spatial_bn(g, op, ins, outs):
            epsilon=float(op["args"].get("epsilon", 1e-5)))
 
 
+def _spatial_bn_relu(g, op, ins, outs):
+    normalised = g.fresh(op["name"] + "_bn")
+    _spatial_bn(g, op, ins, [normalised])
+    g.node("Relu", [normalised], outs[:1], op)
+
+
 def _channel_pad(g, op, ins, outs):
     rank = len(g.shape(op["inputs"][0]))
     before, after = [0] * rank, [0] * rank
@@ -83,6 +89,7 @@ CONVERTERS = {
     "AveragePool": _avg_pool,
     "GlobalAveragePool": _same_name("GlobalAveragePool"),
     "SpatialBN": _spatial_bn,
+    "SpatialBNRelu": _spatial_bn_relu,  # what the learner fuses; a net may also name it
     "Add": _same_name("Add"),
     "Sum": _same_name("Sum"),
     "Concat": _same_name("Concat", axis=lambda a: int(a.get("axis", 1))),

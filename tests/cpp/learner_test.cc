@@ -69,6 +69,15 @@ TEST(Learner, LossFallsOnAFixedBatch) {
   EXPECT_TRUE(std::isfinite(eval.loss));
 }
 
+// Its SpatialBN and Relu become one SpatialBNRelu (which LossFallsOnAFixedBatch trains).
+TEST(Learner, FusesBatchNormWithRelu) {
+  Learner learner(SmallSpec());
+  std::vector<std::string> types;
+  for (const auto& op : learner.spec().net.ops) types.push_back(op.type);
+  EXPECT_EQ(types, (std::vector<std::string>{"Conv", "SpatialBNRelu", "GlobalAveragePool", "FC",
+                                             "SoftmaxWithLoss"}));
+}
+
 TEST(Learner, MemoryPlanReusesBuffers) {
   Learner learner(SmallSpec());
   Batch b = MakeBatch(16);

@@ -80,6 +80,12 @@ std::vector<ParityCase> MakeCases() {
       Case("SpatialBN_is_test", "SpatialBN", {"x", "scale", "bias", "rm", "rv"}, {"y"},
            {{"is_test", int64_t{1}}},
            {In({2, 4, 3, 3}), In({4}), In({4}), In({4}), In({4}, 0.5f, 1.5f)}),
+      Case("SpatialBNRelu_training", "SpatialBNRelu", {"x", "scale", "bias", "rm", "rv"},
+           {"y", "rm", "rv", "sm", "sv", "mask"}, {{"epsilon", 1e-5}, {"momentum", 0.9}},
+           {In({4, 3, 5, 5}), In({3}), In({3}), In({3}), In({3}, 0.5f, 1.5f)}, {0, 1, 2}),
+      Case("SpatialBNRelu_is_test", "SpatialBNRelu", {"x", "scale", "bias", "rm", "rv"}, {"y"},
+           {{"is_test", int64_t{1}}},
+           {In({2, 4, 3, 3}), In({4}), In({4}), In({4}), In({4}, 0.5f, 1.5f)}),
       // dropout
       Case("Dropout_is_test", "Dropout", {"x"}, {"y"}, {{"ratio", 0.3}, {"is_test", int64_t{1}}},
            {In({4, 100})}, {0}),
@@ -149,9 +155,11 @@ std::vector<ParityCase> MakeCases() {
            {{"momentum", 0.8}, {"weight_decay", 5e-4}, {"nesterov", int64_t{1}}},
            {In({3, 50}), In({3, 50}), In({3, 50}), In({}, 0.05f, 0.1f)}),
   };
-  // MaxPool's workspace says which input won a window in each device's own encoding.
+  // MaxPool's workspace says which input won a window, SpatialBNRelu's mask where Y > 0, each
+  // in the device's own encoding.
   for (ParityCase& c : cases) {
     if (c.op.type == "MaxPool" && c.op.outputs.size() > 1) c.device_specific_outputs = {1};
+    if (c.op.type == "SpatialBNRelu" && c.op.outputs.size() > 5) c.device_specific_outputs = {5};
     if (c.op.type == "SoftmaxWithLoss") c.grad_outputs = {1};  // no gradient flows into prob
   }
   return cases;

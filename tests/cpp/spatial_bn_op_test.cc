@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "operators/dnnl_utils.h"
@@ -50,9 +51,21 @@ void FeedParams(OpHarness& h, int64_t channels) {
   h.Feed("rv", {channels}, {}, 0.5f, 2.f);
 }
 
+// X of `shape`, the parameters and statistics of its channels, and a dY.
+void FeedWithGradient(OpHarness& h, const Shape& shape) {
+  h.Feed("X", shape);
+  FeedParams(h, shape[1]);
+  h.Feed("dY", shape);
+}
+
 OperatorDef TrainingBN(std::map<std::string, Argument> args = {}) {
   return MakeOperator("SpatialBN", {"X", "scale", "bias", "rm", "rv"},
                       {"Y", "rm", "rv", "saved_mean", "saved_var"}, std::move(args));
+}
+
+OperatorDef TrainingBNRelu() {
+  return MakeOperator("SpatialBNRelu", {"X", "scale", "bias", "rm", "rv"},
+                      {"Y", "rm", "rv", "saved_mean", "saved_var", "mask"});
 }
 
 TEST(SpatialBN, TrainingMatchesReference) {
@@ -98,23 +111,25 @@ TEST(SpatialBN, TestModeUsesRunningStatistics) {
   EXPECT_EQ(h.Fetch("Y1"), h.Fetch("Y"));
 }
 
+// SpatialBN's and SpatialBNRelu's.
 TEST(SpatialBN, GradientMatchesNumeric) {
-  for (const Shape& shape : {Shape{1, 3, 2, 3}, Shape{2, 17, 2, 2}}) {
-    OpHarness h;
-    h.Feed("X", shape);
-    FeedParams(h, shape[1]);
-    GradCheckOptions options;
-    options.step = 2e-3f;
-    CheckGradient(h, TrainingBN(), {0, 1, 2}, options);
+  for (const OperatorDef& op : {TrainingBN(), TrainingBNRelu()}) {
+    for (const Shape& shape : {Shape{1, 3, 2, 3}, Shape{2, 17, 2, 2}}) {
+      SCOPED_TRACE(op.type + " " + ShapeString(shape));
+      OpHarness h;
+      h.Feed("X", shape);
+      FeedParams(h, shape[1]);
+      GradCheckOptions options;
+      options.step = 2e-3f;
+      CheckGradient(h, op, {0, 1, 2}, options);
+    }
   }
 }
 
 TEST(SpatialBN, BlockedInputKeepsLayout) {
   const Shape shape{2, 20, 3, 3};
   OpHarness h;
-  h.Feed("X", shape);
-  FeedParams(h, shape[1]);
-  h.Feed("dY", shape);
+  FeedWithGradient(h, shape);
   const std::vector<std::string> grads = {"dX", "dscale", "dbias"};
   auto backward = [&](const std::string& suffix) {
     h.Run(MakeOperator("SpatialBN", {"X", "scale", "bias", "rm", "rv"},
@@ -164,6 +179,72 @@ TEST(SpatialBN, RejectsTrainingWithoutStatisticsOutputs) {
                            {"Y", "rm", "rv", "sm", "sv"}));
       },
       "more than one value per channel");
+}
+
+// The fused operator against SpatialBN then Relu (and their gradients), from the same inputs
+// in plain and blocked layouts: the same values within float rounding, and some of Y zeroed.
+TEST(SpatialBNRelu, MatchesSpatialBNThenRelu) {
+  const Shape shape{2, 20, 3, 3};
+  for (bool blocked : {false, true}) {
+    SCOPED_TRACE(blocked ? "blocked" : "plain");
+    OpHarness h;
+    FeedWithGradient(h, shape);
+    if (blocked) MakeBlocked(h, "X");
+    const auto rm = h.Fetch("rm"), rv = h.Fetch("rv");
+    for (std::string path : {"_a", "_b"}) {
+      h.Feed("rm" + path, {shape[1]}, rm);
+      h.Feed("rv" + path, {shape[1]}, rv);
+    }
+    h.Run({MakeOperator("SpatialBN", {"X", "scale", "bias", "rm_a", "rv_a"},
+                        {"N", "rm_a", "rv_a", "sm_a", "sv_a"}),
+           MakeOperator("Relu", {"N"}, {"Y_a"}),
+           MakeOperator("ReluGradient", {"Y_a", "dY"}, {"dN"}),
+           MakeOperator("SpatialBNGradient", {"X", "scale", "sm_a", "sv_a", "dN"},
+                        {"dX_a", "dscale_a", "dbias_a"}),
+           MakeOperator("SpatialBNRelu", {"X", "scale", "bias", "rm_b", "rv_b"},
+                        {"Y_b", "rm_b", "rv_b", "sm_b", "sv_b", "mask"}),
+           MakeOperator("SpatialBNReluGradient", {"X", "scale", "sm_b", "sv_b", "dY", "mask"},
+                        {"dX_b", "dscale_b", "dbias_b"})});
+    EXPECT_EQ(h.ws().GetTensor("Y_b")->is_plain(), !blocked);
+    for (std::string name : {"Y", "rm", "rv", "sm", "sv", "dX", "dscale", "dbias"}) {
+      EXPECT_LT(MaxAbsDiff(h.Fetch(name + "_a"), h.Fetch(name + "_b")), 1e-5f) << name;
+    }
+    auto y = h.Fetch("Y_b");
+    EXPECT_GT(std::count(y.begin(), y.end(), 0.f), static_cast<long>(y.size() / 4));
+    EXPECT_GE(*std::min_element(y.begin(), y.end()), 0.f);
+
+    h.Run({MakeOperator("SpatialBN", {"X", "scale", "bias", "rm", "rv"}, {"T_a"}, {{"is_test", 1}}),
+           MakeOperator("Relu", {"T_a"}, {"T_a"}),
+           MakeOperator("SpatialBNRelu", {"X", "scale", "bias", "rm", "rv"}, {"T_b"},
+                        {{"is_test", 1}})});
+    EXPECT_LT(MaxAbsDiff(h.Fetch("T_a"), h.Fetch("T_b")), 1e-5f);
+  }
+}
+
+TEST(SpatialBNRelu, GradientRejectsAMaskOfAnotherLayout) {
+  const Shape shape{2, 16, 3, 3};
+  OpHarness h;
+  FeedWithGradient(h, shape);
+  h.Run(TrainingBNRelu());
+  MakeBlocked(h, "X");
+  auto grad =
+      MakeOperator("SpatialBNReluGradient", {"X", "scale", "saved_mean", "saved_var", "dY", "mask"},
+                   {"dX", "dscale", "dbias"});
+  grad.name = "g";
+  ExpectValueError([&] { h.Run(grad); },
+                   "SpatialBNReluGradient 'g': input 5 'mask' is not the "
+                   "mask of a SpatialBNRelu of X [2, 16, 3, 3]");
+}
+
+TEST(SpatialBNRelu, GradientNeedsTheMask) {
+  OperatorDef op = TrainingBNRelu();
+  op.outputs[5].clear();
+  const GradientMaker* maker = GradientRegistry::Find("SpatialBNRelu");
+  ExpectValueError(
+      [&] {
+        (*maker)(GradientHelper(op, {"dY", "", "", "", "", ""}, {"dX"}));
+      },
+      "saved_mean, saved_var and mask (outputs 3, 4 and 5) named");
 }
 
 }  // namespace
