@@ -320,7 +320,7 @@ def compare(args, folder, dbs):
     paths, labels, rows = [], [], []
     for sync in args.syncs:
         period, tried = 1, {}
-        for h in PERIODS.get(sync, ()) if len(PERIODS.get(sync, ())) > 1 else ():
+        for h in PERIODS.get(sync, ()):
             result = compare_run(args, dbs, sync, h, args.sweep_seconds,
                                  os.path.join(args.work, f"sweep_{sync}_{h}.jsonl"))
             tried[h] = result["accuracy"] if result else None
@@ -332,8 +332,6 @@ def compare(args, folder, dbs):
                 rows.append({"sync": sync, "sweep": tried, "diverged": True})
                 continue
             period = max(finite, key=finite.get)
-        elif sync in PERIODS:
-            period = PERIODS[sync][0]
         metrics = os.path.join(args.work, f"compare_{sync}.jsonl")
         result = compare_run(args, dbs, sync, period, args.seconds, metrics)
         if result is None:

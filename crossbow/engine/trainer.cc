@@ -112,6 +112,8 @@ class Trainer::Loop {
   double SumOverRanks(double value);
   MetricsRecord Record();
   void Evaluate(MetricsRecord* record);
+  // A metrics record of now, with an evaluation if `evaluate`, written to the metrics file.
+  MetricsRecord Log(bool evaluate);
   void SaveCheckpoint();
   // Whether the checkpoint interval in epochs (fractions included) has passed since the last.
   bool EpochCheckpointDue();
@@ -184,9 +186,7 @@ TrainResult Trainer::Loop::Run() {
     const bool evaluate =
         t_.test_ != nullptr && (o_.eval_every > 0 ? iteration % o_.eval_every == 0 : epoch_end);
     if (iteration % o_.log_every == 0 || evaluate || epoch_end) {
-      MetricsRecord record = Record();
-      if (evaluate) Evaluate(&record);
-      if (metrics_) metrics_->Write(record);
+      const MetricsRecord record = Log(evaluate);
       if (epoch_end) {
         bar_.Finish();
         LOG(INFO) << EpochLine(epochs_done, o_.epochs, record);
@@ -196,11 +196,7 @@ TrainResult Trainer::Loop::Run() {
     result_.stop_reason = ShouldStop();
     // A run that stops between evaluations (iterations, time limit, eval_every) evaluates the
     // model it ends with, so that its result is of that model; a signal stops at once.
-    if (!result_.stop_reason.empty() && !evaluate && t_.test_ != nullptr && !signal_) {
-      MetricsRecord record = Record();
-      Evaluate(&record);
-      if (metrics_) metrics_->Write(record);
-    }
+    if (!result_.stop_reason.empty() && !evaluate && t_.test_ != nullptr && !signal_) Log(true);
     if (o_.progress && rank_ == 0 && result_.stop_reason.empty()) DrawProgress(epochs_done);
     const bool checkpoint_due = EpochCheckpointDue() || minutes_due_;
     if (!o_.checkpoint_dir.empty() && (checkpoint_due || !result_.stop_reason.empty())) {
@@ -330,6 +326,13 @@ MetricsRecord Trainer::Loop::Record() {
 }
 
 // Evaluation time is not training time: the clock stops around it.
+MetricsRecord Trainer::Loop::Log(bool evaluate) {
+  MetricsRecord record = Record();
+  if (evaluate) Evaluate(&record);
+  if (metrics_) metrics_->Write(record);
+  return record;
+}
+
 void Trainer::Loop::Evaluate(MetricsRecord* record) {
   info_.elapsed_s = Elapsed();
   watchdog_.Enter(Watchdog::Phase::kEvaluating);
