@@ -34,4 +34,12 @@ std::string DidYouMean(const std::string& name, const std::vector<std::string>& 
   return best.empty() ? "" : "; did you mean '" + best + "'?";
 }
 
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  }
+  return text;
+}
+
 }  // namespace crossbow

@@ -10,12 +10,21 @@
 #include "crossbow/comm/in_process.h"
 #include "crossbow/engine/device.h"
 #include "crossbow/engine/engine_impl.h"
+#include "crossbow/engine/trainer_options.h"
 
 namespace crossbow {
+namespace {
+
+EngineOptions Checked(EngineOptions options) {
+  CheckEngineOptions(options);
+  return options;
+}
+
+}  // namespace
 
 Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* train)
     : spec_(spec),
-      options_(std::move(options)),
+      options_(Checked(std::move(options))),
       algorithm_(MakeSynchroniser(options_)),
       train_(train) {
   if (options_.devices.empty()) options_.devices = ParseDevices("cpu");
@@ -24,8 +33,6 @@ Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* 
   CROSSBOW_ENFORCE_VALUE(train_->ExampleShape() == spec_.input_shape, "the training source's ",
                          "examples have shape ", ShapeString(train_->ExampleShape()), ", model '",
                          spec_.name, "' expects ", ShapeString(spec_.input_shape));
-  CROSSBOW_ENFORCE_VALUE(options_.threads_per_learner >= 1, "threads_per_learner must be >= 1, ",
-                         "got ", options_.threads_per_learner);
   int cores = 0;
   for (const auto& d : options_.devices) cores += static_cast<int>(d.cores.size());
   LearnerSpec average = spec_;

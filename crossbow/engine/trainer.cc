@@ -12,6 +12,7 @@
 #include "crossbow/engine/metrics.h"
 #include "crossbow/engine/stop_signal.h"
 #include "crossbow/engine/trainer_config.h"
+#include "crossbow/engine/trainer_options.h"
 #include "crossbow/engine/trainer_ranks.h"
 #include "crossbow/engine/watchdog.h"
 
@@ -60,7 +61,8 @@ Trainer::Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSou
 }
 
 void Trainer::Start(const LearnerSpec& spec, EngineOptions engine_options) {
-  CheckTrainerOptions(options_, spec.input_shape, train_, test_);
+  CheckTrainerOptions(options_);
+  CheckTrainerSources(options_, spec.input_shape, train_, test_);
   const TrainerOptions& o = options_;
   if (options_.lr.policy == "poly" && options_.lr.max <= 0 && o.epochs > 0) {
     options_.lr.max = static_cast<double>(o.epochs);

@@ -198,9 +198,9 @@ def train_command(options, train_db, test_db):
     from crossbow import trainer
     words = ["crossbow", "train", "--net", options["net"], "--train-db", train_db,
              "--test-db", test_db]
-    for name in trainer.OPTIONS:
+    for name, option in trainer.option_table().items():
         value = options.get(name)
-        if value is None or value == trainer.OPTIONS[name][0] and name not in _ALWAYS_SHOWN:
+        if value is None or value == option.default and name not in _ALWAYS_SHOWN:
             continue
         flag = "--" + name.replace("_", "-")
         if isinstance(value, bool):
@@ -295,6 +295,6 @@ def _run(args):
         raise ValueError("name a recipe (crossbow reproduce --list shows them)")
     from crossbow import trainer
     # --epochs is the reproduce command's own (it compresses the schedule), not an override.
-    overrides = {n: getattr(args, n) for n in trainer.OPTIONS
+    overrides = {n: getattr(args, n) for n in trainer.option_table()
                  if n != "epochs" and hasattr(args, n)}
     return run(args, overrides)

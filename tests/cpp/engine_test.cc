@@ -313,7 +313,7 @@ TEST(Engine, RejectsBadOptions) {
   EngineOptions o = Options("cpu:0", 1);
   o.alpha = 0;
   EXPECT_ERROR(Engine(Spec(false), o, source.get()), ValueError,
-               "SMA's alpha must be in (0, 1], got 0");
+               "alpha (--alpha) must be in (0, 1], got 0");
   EXPECT_ERROR(Engine(Spec(false), Options("cpu:0", 2, "sgd"), source.get()), ValueError,
                "sync 'sgd' trains one learner");
   auto wrong = std::make_unique<ArraySource>(std::vector<float>(4 * 48), std::vector<int32_t>(4),

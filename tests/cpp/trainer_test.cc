@@ -312,13 +312,16 @@ TEST(Trainer, BadOptionsFailBeforeAnyWork) {
             std::string::npos);
   TrainerOptions resume = ok;
   resume.resume = true;
-  EXPECT_NE(error(&train, resume).find("resume needs a checkpoint directory"), std::string::npos);
+  EXPECT_NE(error(&train, resume).find("resume (--resume) needs a checkpoint_dir"),
+            std::string::npos);
   TrainerOptions target = ok;
   target.target_accuracy = 0.5;
   EXPECT_NE(error(&train, target).find("needs a test source"), std::string::npos);
   TrainerOptions policy = ok;
   policy.lr.policy = "stepp";
-  EXPECT_NE(error(&train, policy).find("unknown lr policy 'stepp'"), std::string::npos);
+  EXPECT_NE(error(&train, policy).find("lr_policy (--lr-policy) must be fixed, step, multistep, "
+                                       "exp, inv or poly, got 'stepp'; did you mean 'step'?"),
+            std::string::npos);
 }
 
 TEST(Trainer, ResumeRefusesForeignAndTruncatedCheckpoints) {

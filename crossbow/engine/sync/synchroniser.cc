@@ -32,18 +32,13 @@ std::vector<std::string> SynchroniserNames() {
 
 void CheckSynchroniserName(const std::string& name) {
   if (Factories().count(name)) return;
-  std::string known;
-  for (const auto& n : SynchroniserNames()) known += (known.empty() ? "" : ", ") + n;
-  throw ValueError(detail::Concat("unknown synchronisation '", name, "'; expected one of ", known,
+  throw ValueError(detail::Concat("unknown synchronisation '", name, "'; expected ",
+                                  JoinNames(SynchroniserNames()),
                                   DidYouMean(name, SynchroniserNames())));
 }
 
 std::unique_ptr<Synchroniser> MakeSynchroniser(const EngineOptions& options) {
   CheckSynchroniserName(options.sync);
-  CROSSBOW_ENFORCE_VALUE(options.sync_period >= 1, "sync_period must be >= 1, got ",
-                         options.sync_period);
-  CROSSBOW_ENFORCE_VALUE(options.sync_warmup >= 0, "sync_warmup must be >= 0, got ",
-                         options.sync_warmup);
   return Factories().at(options.sync)(options);
 }
 
