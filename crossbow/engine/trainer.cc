@@ -102,6 +102,10 @@ class Trainer::Loop {
   TrainResult Run();
 
  private:
+  std::map<std::string, std::string> RunOptions() const {
+    const auto options = RankComparedOptions(engine_.options(), o_);
+    return {options.begin(), options.end()};
+  }
   double EpochPosition() const { return static_cast<double>(info_.images) / epoch_size_; }
   double Elapsed() const { return info_.elapsed_s + Since(segment_start_); }
   void Resume(const std::string& path, const LrPolicy& policy);
@@ -165,6 +169,7 @@ TrainResult Trainer::Loop::Run() {
   info_.net = t_.net_;
   info_.sync = t_.sync_;
   info_.lr = info_.lr_peak = policy.At(0);
+  info_.options = RunOptions();
   if (t_.resume_from_) {
     Resume(CheckpointPath(o_.checkpoint_dir), policy);
   } else {
@@ -226,6 +231,14 @@ void Trainer::Loop::Resume(const std::string& path, const LrPolicy& policy) {
   std::unique_ptr<Checkpoint> c = std::move(t_.resume_from_);
   CheckCompatible(*c, path, t_.net_, engine_.StateTensors());
   info_ = c->info;
+  info_.options = RunOptions();
+  for (const auto& [name, value] : info_.options) {
+    const auto it = c->info.options.find(name);
+    if (it != c->info.options.end() && it->second != value) {
+      LOG(WARNING) << "resuming with " << name << " " << value << "; the checkpoint's run had "
+                   << it->second;
+    }
+  }
   engine_.SetLearningRate(info_.lr);  // a drop here restarts from z as the first run did
   engine_.RestoreState(c->tensors, info_.iteration);
   t_.train_->RestoreState(c->train_state);
