@@ -392,6 +392,24 @@ TrainerConfig ParseTrainerConfig(const std::string& text) {
   return c;
 }
 
+EngineOptions ParseEngineOptions(const std::string& text) {
+  const json j = json::parse(text, nullptr, false);
+  std::vector<std::string> names;
+  for (const Entry& e : Entries()) {
+    if (e.part == Part::kEngine) names.push_back(e.name);
+  }
+  if (j.is_object()) {
+    for (const auto& item : j.items()) {
+      CROSSBOW_ENFORCE_VALUE(std::count(names.begin(), names.end(), item.key()) > 0, "'",
+                             item.key(), "' is not an engine option (they are ", JoinNames(names),
+                             ")", DidYouMean(item.key(), names));
+    }
+  }
+  TrainerConfig c = ParseTrainerConfig(text);
+  if (c.trainer.autotune) c.engine.learners_per_device = 1;  // no autotuner without a trainer
+  return c.engine;
+}
+
 void CheckEngineOptions(const EngineOptions& options) {
   CheckPart({options, TrainerOptions{}}, Part::kEngine);
 }

@@ -30,6 +30,11 @@ std::vector<TrainerOption> TrainerOptionTable();
 // flag: "lr (--lr) must be finite and >= 0, got -1". The engine checks its options, the
 // trainer its own; CheckTrainerOptions also checks what options must be together.
 void CheckEngineOptions(const EngineOptions& options);
+
+// The engine's options alone from a JSON object of them (the table's engine entries, e.g.
+// {"sync": "localsgd", "learners": 2}), for the engine without a trainer: another key is a
+// ValueError.
+EngineOptions ParseEngineOptions(const std::string& json);
 void CheckTrainerOptions(const TrainerOptions& options);
 
 // The options that the ranks of an MPI job must agree on (neither per_rank nor python), as

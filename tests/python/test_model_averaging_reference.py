@@ -23,14 +23,10 @@ MODES = {  # name: engine options
 
 
 def engine(images, labels, devices="cpu:0,cpu:1", k=K, **options):
-    o = _C.EngineOptions()
-    o.devices = devices
-    o.learners_per_device = k
-    o.alpha, o.central_momentum = ALPHA, MU_Z
-    o.outer_lr, o.outer_momentum = OUTER_LR, OUTER_MU
-    for name, value in options.items():
-        setattr(o, name, value)
-    return _C.Engine(spec(True), o, _C.ArraySource(images, labels, B))
+    o = dict(devices=devices, learners=k, alpha=ALPHA, central_momentum=MU_Z, outer_lr=OUTER_LR,
+             outer_momentum=OUTER_MU)
+    o.update(options)
+    return _C.Engine(spec(True), _C.EngineOptions(**o), _C.ArraySource(images, labels, B))
 
 
 class Reference:
@@ -224,8 +220,11 @@ def test_resuming_mid_period_continues_as_if_never_stopped(mode):
 
 def test_bad_synchroniser_options_are_value_errors_naming_the_option():
     images, labels = data()
-    with pytest.raises(ValueError, match="unknown synchronisation 'dilco'.*did you mean 'diloco'"):
-        _C.EngineOptions().sync = "dilco"
+    with pytest.raises(ValueError, match=r"sync \(--sync\) must be .*, got 'dilco'; did you mean "
+                                         r"'diloco'"):
+        _C.EngineOptions(sync="dilco")
+    with pytest.raises(ValueError, match="'epochs' is not an engine option"):
+        _C.EngineOptions(epochs=3)
     for options, message in [
             (dict(sync="localsgd", sync_period=0), r"sync_period \(--sync-period\) must be > 0"),
             (dict(central_momentum_type="heavy"), "polyak or nesterov"),

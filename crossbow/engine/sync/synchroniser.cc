@@ -2,7 +2,6 @@
 
 #include <map>
 
-#include "crossbow/core/names.h"
 #include "crossbow/engine/engine.h"
 
 namespace crossbow {
@@ -30,16 +29,11 @@ std::vector<std::string> SynchroniserNames() {
   return names;
 }
 
-void CheckSynchroniserName(const std::string& name) {
-  if (Factories().count(name)) return;
-  throw ValueError(detail::Concat("unknown synchronisation '", name, "'; expected ",
-                                  JoinNames(SynchroniserNames()),
-                                  DidYouMean(name, SynchroniserNames())));
-}
-
+// The option table has checked the name against SynchroniserNames(), with a did-you-mean.
 std::unique_ptr<Synchroniser> MakeSynchroniser(const EngineOptions& options) {
-  CheckSynchroniserName(options.sync);
-  return Factories().at(options.sync)(options);
+  const auto it = Factories().find(options.sync);
+  CROSSBOW_ENFORCE_VALUE(it != Factories().end(), "unknown synchronisation '", options.sync, "'");
+  return it->second(options);
 }
 
 }  // namespace crossbow
