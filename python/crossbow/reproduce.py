@@ -221,6 +221,8 @@ def run(args, overrides):
     options.setdefault("checkpoint_dir", os.path.join(out, "ckpt"))
     options.setdefault("metrics", os.path.join(out, "metrics.jsonl"))
     options.setdefault("resume", True)
+    from crossbow import trainer
+    trainer.checked_options({k: v for k, v in options.items() if k != "net"})
     cache = cache_dir(args.cache_dir)
     train_db, test_db = (os.path.join(cache, f"{recipe.dataset}_{s}") for s in ("train", "test"))
     if args.dry_run:
@@ -231,7 +233,6 @@ def run(args, overrides):
                                 log=lambda line: print(line, file=sys.stderr, flush=True))
     settings = record_settings(out, recipe.name, args.variant, options, overrides, train_db,
                                test_db)
-    from crossbow import trainer
     options = dict(options)
     net = options.pop("net")
     result = trainer.Trainer(net, train_db, test_db, **options).fit()

@@ -62,6 +62,20 @@ def _json(options):
     return json.dumps({k: value(v) for k, v in options.items() if v is not None})
 
 
+def checked_options(options):
+    """Every option: the table's defaults, with `options` over them, checked by the table. An
+    unknown name is a TypeError with a did-you-mean, a bad value a ValueError naming it."""
+    table = option_table()
+    unknown = sorted(set(options) - set(table))
+    if unknown:
+        raise TypeError(f"Trainer got an unknown option '{unknown[0]}'"
+                        f"{did_you_mean(unknown[0], table)}")
+    checked = {name: option.default for name, option in table.items()}
+    checked.update(options)
+    _native.load().check_trainer_options(_json(checked))
+    return checked
+
+
 def _check_db(what, db):
     if isinstance(db, (str, os.PathLike)) and not os.path.exists(db):
         raise FileNotFoundError(f"{what} '{os.fspath(db)}' does not exist")
@@ -72,14 +86,7 @@ class Trainer:
     numpy pairs with many learners per device; see OPTIONS (or ``crossbow train --help``) for the keyword arguments."""
 
     def __init__(self, net, train_db, test_db=None, **options):
-        table = option_table()
-        unknown = sorted(set(options) - set(table))
-        if unknown:
-            raise TypeError(f"Trainer got an unknown option '{unknown[0]}'"
-                            f"{did_you_mean(unknown[0], table)}")
-        self.options = {name: option.default for name, option in table.items()}
-        self.options.update(options)
-        _native.load().check_trainer_options(_json(self.options))
+        self.options = checked_options(options)
         self.builder = _builder(net, self.options["num_classes"], self.options["input_size"])
         self._data_error = None
         try:
