@@ -31,9 +31,7 @@ def main():
     images = rng.standard_normal((n, 3, 32, 32), dtype=np.float32)
     labels = rng.integers(0, 10, n).astype(np.int32)
     for k in args.learners:
-        options = _C.EngineOptions()
-        options.devices = args.devices
-        options.learners_per_device = k
+        options = _C.EngineOptions(devices=args.devices, learners=k)
         engine = _C.Engine(spec, options, _C.ArraySource(images, labels, args.batch))
         for _ in range(args.warmup):
             engine.iterate()

@@ -13,7 +13,7 @@ InProcessCollectives::InProcessCollectives(int size, std::shared_ptr<Collectives
       outer_rank_(outer_rank),
       posted_(size, nullptr) {}
 
-void InProcessCollectives::AllReduceSum(int rank, float* data, size_t count,
+void InProcessCollectives::AllReduceSum(int rank, float* data, size_t count, ContextBase*,
                                         std::chrono::milliseconds timeout) {
   if (size() == 1 && !outer_) {
     CROSSBOW_ENFORCE_VALUE(rank == 0, "all-reduce: rank ", rank, " is outside the group of 1");
@@ -39,7 +39,7 @@ void InProcessCollectives::AllReduceSum(int rank, float* data, size_t count,
         if (!outer_) return;
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
-        outer_->AllReduceSum(outer_rank_, result_.data(), result_.size(),
+        outer_->AllReduceSum(outer_rank_, result_.data(), result_.size(), nullptr,
                              std::max(left, std::chrono::milliseconds(0)));
       });
 }

@@ -8,9 +8,10 @@
 
 namespace crossbow {
 
-// Collectives between threads of one process, one thread per rank: each rank posts its
-// buffer, the last to arrive sums them in rank order into a shared result, and every rank
-// copies the result back before the next collective may start.
+// Collectives between threads of one process, one thread per rank, over host memory (the
+// context is nullptr): each rank posts its buffer, the last to arrive sums them in rank order into
+// a shared result, and every rank copies the result back before the next collective may start.
+// A group of one rank without `outer` touches nothing, so it also serves one GPU alone.
 //
 // With `outer` (the process group of an MPI job) this is the hierarchy's lower level: the last
 // to arrive also all-reduces the process's sum over `outer` (as `outer_rank`) before the ranks
@@ -22,7 +23,7 @@ class InProcessCollectives final : public Collectives {
                                 int outer_rank = 0);
 
   int size() const override { return rendezvous_.size(); }
-  void AllReduceSum(int rank, float* data, size_t count,
+  void AllReduceSum(int rank, float* data, size_t count, ContextBase* context,
                     std::chrono::milliseconds timeout) override;
   void Abort(const std::string& reason) override;
 

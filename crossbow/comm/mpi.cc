@@ -130,7 +130,7 @@ void MpiGroup::Wait(MPI_Request* request, Clock::time_point deadline,
   }
 }
 
-void MpiGroup::AllReduceSum(int rank, float* data, size_t count,
+void MpiGroup::AllReduceSum(int rank, float* data, size_t count, ContextBase*,
                             std::chrono::milliseconds timeout) {
   CROSSBOW_ENFORCE_VALUE(rank == rank_, "all-reduce across ranks: called as rank ", rank,
                          " on rank ", rank_);

@@ -35,7 +35,7 @@ class MpiGroup final : public ProcessGroup {
 
   int size() const override { return size_; }
   int rank() const override { return rank_; }
-  void AllReduceSum(int rank, float* data, size_t count,
+  void AllReduceSum(int rank, float* data, size_t count, ContextBase* context,
                     std::chrono::milliseconds timeout) override;
   void Abort(const std::string& reason) override;
   std::vector<std::string> AllGather(const std::string& bytes,

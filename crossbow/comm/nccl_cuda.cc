@@ -31,7 +31,7 @@ std::string GpuList(const std::vector<int>& gpus) {
   return out;
 }
 
-class NcclCollectives final : public DeviceCollectives {
+class NcclCollectives final : public Collectives {
  public:
   explicit NcclCollectives(const std::vector<int>& gpus)
       : gpus_(gpus),
@@ -162,7 +162,7 @@ class NcclCollectives final : public DeviceCollectives {
 
 }  // namespace
 
-std::unique_ptr<DeviceCollectives> MakeNcclCollectives(const std::vector<int>& gpus) {
+std::unique_ptr<Collectives> MakeNcclCollectives(const std::vector<int>& gpus) {
   return std::make_unique<NcclCollectives>(gpus);
 }
 

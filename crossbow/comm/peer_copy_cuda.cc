@@ -12,7 +12,7 @@
 namespace crossbow {
 namespace {
 
-class PeerCopyCollectives final : public DeviceCollectives {
+class PeerCopyCollectives final : public Collectives {
  public:
   PeerCopyCollectives(int gpu, int ranks)
       : gpu_(gpu), rendezvous_(ranks), buffers_(ranks), ready_(ranks) {
@@ -65,7 +65,7 @@ class PeerCopyCollectives final : public DeviceCollectives {
 
 }  // namespace
 
-std::unique_ptr<DeviceCollectives> MakePeerCopyCollectives(int gpu, int ranks) {
+std::unique_ptr<Collectives> MakePeerCopyCollectives(int gpu, int ranks) {
   return std::make_unique<PeerCopyCollectives>(gpu, ranks);
 }
 

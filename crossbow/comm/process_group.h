@@ -10,9 +10,10 @@
 namespace crossbow {
 
 // The processes of one training job (MPI ranks; comm/mpi.h), one rank each. As Collectives it
-// all-reduces the engine's synchronisation buffers (the `rank` argument is this process's rank);
-// the rest is for what the ranks must agree on outside the iterations: start-up checks,
-// per-iteration counters, evaluation results, checkpoints. Those calls come from one thread.
+// all-reduces the engine's synchronisation buffers in host memory (the context is nullptr; the
+// `rank` argument is this process's rank); the rest is for what the ranks must agree on outside
+// the iterations: start-up checks, per-iteration counters, evaluation results, checkpoints.
+// Those calls come from one thread.
 class ProcessGroup : public Collectives {
  public:
   virtual int rank() const = 0;

@@ -39,7 +39,8 @@ void WriteCheckpoint(const std::string& path, const CheckpointInfo& info,
                       {"lr", info.lr},
                       {"lr_peak", info.lr_peak},
                       {"best_top1", info.best_top1},
-                      {"time_to_accuracy_s", info.time_to_accuracy_s}};
+                      {"time_to_accuracy_s", info.time_to_accuracy_s},
+                      {"options", info.options}};
   Tensor meta = BytesTensor(j.dump());
   Tensor source = BytesTensor(train_state);
   std::vector<std::pair<std::string, const Tensor*>> all = tensors;
@@ -69,6 +70,7 @@ Checkpoint ReadCheckpoint(const std::string& path) {
     c.info.lr_peak = j.at("lr_peak").get<double>();
     c.info.best_top1 = j.at("best_top1").get<double>();
     c.info.time_to_accuracy_s = j.at("time_to_accuracy_s").get<double>();
+    c.info.options = j.value("options", std::map<std::string, std::string>());
   } catch (const nlohmann::json::exception& e) {
     CROSSBOW_FAIL("checkpoint '", path, "' has bad counters: ", e.what());
   }

@@ -7,15 +7,24 @@
 #include <sstream>
 #include <vector>
 
-#include "crossbow/comm/in_process.h"
+#include "crossbow/comm/make_collectives.h"
 #include "crossbow/engine/device.h"
 #include "crossbow/engine/engine_impl.h"
+#include "crossbow/engine/trainer_options.h"
 
 namespace crossbow {
+namespace {
+
+EngineOptions Checked(EngineOptions options) {
+  CheckEngineOptions(options);
+  return options;
+}
+
+}  // namespace
 
 Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* train)
     : spec_(spec),
-      options_(std::move(options)),
+      options_(Checked(std::move(options))),
       algorithm_(MakeSynchroniser(options_)),
       train_(train) {
   if (options_.devices.empty()) options_.devices = ParseDevices("cpu");
@@ -24,8 +33,6 @@ Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* 
   CROSSBOW_ENFORCE_VALUE(train_->ExampleShape() == spec_.input_shape, "the training source's ",
                          "examples have shape ", ShapeString(train_->ExampleShape()), ", model '",
                          spec_.name, "' expects ", ShapeString(spec_.input_shape));
-  CROSSBOW_ENFORCE_VALUE(options_.threads_per_learner >= 1, "threads_per_learner must be >= 1, ",
-                         "got ", options_.threads_per_learner);
   int cores = 0;
   for (const auto& d : options_.devices) cores += static_cast<int>(d.cores.size());
   LearnerSpec average = spec_;
@@ -39,20 +46,10 @@ Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* 
     world_ = options_.group->size();
     process_rank_ = options_.group->rank();
   }
-  comm_ = std::make_unique<InProcessCollectives>(static_cast<int>(options_.devices.size()),
-                                                 options_.group, process_rank_);
-  std::vector<crossbow::Device> gpus;
-  for (const auto& d : options_.devices) gpus.push_back(d.device);
-  const bool on_gpus = gpus[0].type != DeviceType::kCPU;
-  if (on_gpus && world_ > 1) {
-    CROSSBOW_ENFORCE_VALUE(gpus.size() == 1, "rank ", process_rank_, ": with several MPI ranks ",
-                           "each rank drives one GPU (launch one rank per GPU with --devices ",
-                           "cuda:N); got ", gpus.size(), " devices");
-    device_comm_ = MakeRankDeviceCollectives(
-        *options_.group, gpus[0], std::chrono::milliseconds(options_.collective_timeout_ms));
-  } else if (on_gpus && gpus.size() > 1) {
-    device_comm_ = MakeDeviceCollectives(gpus);
-  }
+  std::vector<crossbow::Device> devices;
+  for (const auto& d : options_.devices) devices.push_back(d.device);
+  comm_ = MakeCollectives(devices, options_.group,
+                          std::chrono::milliseconds(options_.collective_timeout_ms));
   for (size_t d = 0; d < options_.devices.size(); ++d) {
     auto device = std::make_unique<Device>();
     device->rank = static_cast<int>(d);
@@ -91,7 +88,7 @@ Engine::Impl::~Impl() {
     if (world_ > 1) Fence();
   } catch (const std::exception&) {
   }
-  AbortCollectives("the engine is shutting down");
+  comm_->Abort("the engine is shutting down");
   StopThreads();
   // GPU work still queued on the learners' streams may read the devices' buffers.
   for (auto& device : devices_) {
@@ -314,13 +311,8 @@ void Engine::Impl::Fail(const std::string& message) {
     }
   }
   cv_.notify_all();
-  AbortCollectives(message);
+  comm_->Abort(message);
   if (options_.group) options_.group->Abort(message);
-}
-
-void Engine::Impl::AbortCollectives(const std::string& reason) {
-  comm_->Abort(reason);
-  if (device_comm_) device_comm_->Abort(reason);
 }
 
 void Engine::Impl::Contribute(Device& device) {
@@ -413,11 +405,7 @@ void Engine::Impl::Synchronise(Device& device, int64_t t) {
   for (const auto& slot : device.slots) parts.push_back(slot->contribution.data<float>());
   sync.Sum(parts, sum, n);
   const auto timeout = std::chrono::milliseconds(options_.collective_timeout_ms);
-  if (device_comm_) {
-    device_comm_->AllReduceSum(device.rank, sum, n, sync.sync_context(), timeout);
-  } else {
-    comm_->AllReduceSum(device.rank, sum, n, timeout);
-  }
+  comm_->AllReduceSum(device.rank, sum, n, sync.sync_context(), timeout);
   float* z = device.average.mutable_data<float>();
   const int learners = num_learners() * world_;
   algorithm_->Device({sync, layout_, sum, z, device.central.mutable_data<float>(), learners, t});

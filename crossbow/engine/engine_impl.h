@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "crossbow/comm/collectives.h"
-#include "crossbow/comm/device_collectives.h"
 #include "crossbow/engine/engine.h"
 #include "crossbow/engine/model_layout.h"
 #include "crossbow/engine/sync/synchroniser.h"
@@ -84,7 +83,6 @@ class Engine::Impl {
   template <typename Ready>
   void WaitFor(Ready ready);
   void Fail(const std::string& message);
-  void AbortCollectives(const std::string& reason);
   // Waits until every device has applied every iteration; throws the first failure.
   void Fence();
   // After Fence: z holds the one model where the learners are it (S-SGD, SGD) too.
@@ -95,10 +93,8 @@ class Engine::Impl {
   EngineOptions options_;
   std::unique_ptr<Synchroniser> algorithm_;
   BatchSource* train_;
-  std::unique_ptr<Collectives> comm_;  // CPU devices
-  // GPU devices: several in this process, or one per rank of an MPI job.
-  std::unique_ptr<DeviceCollectives> device_comm_;
-  std::unique_ptr<Learner> average_;  // evaluates z; its initial weights are everyone's
+  std::unique_ptr<Collectives> comm_;  // over the devices (and ranks): MakeCollectives
+  std::unique_ptr<Learner> average_;   // evaluates z; its initial weights are everyone's
   ModelLayout layout_;
   std::vector<std::unique_ptr<Device>> devices_;
   int k_ = 0;

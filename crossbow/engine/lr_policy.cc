@@ -5,46 +5,30 @@
 #include <utility>
 
 #include "crossbow/core/enforce.h"
+#include "crossbow/core/names.h"
 
 namespace crossbow {
-namespace {
+std::vector<std::string> LrPolicyNames() {
+  return {"fixed", "step", "multistep", "exp", "inv", "poly"};
+}
 
-constexpr const char* kPolicies = "fixed, step, multistep, exp, inv, poly";
-
-}  // namespace
-
+// The values of single options (base_lr, gamma, warmup ...) are the option table's to check
+// (trainer_options.cc); what is checked here is what a policy needs of them together.
 LrPolicy::LrPolicy(LrPolicyOptions options) : options_(std::move(options)) {
   const LrPolicyOptions& o = options_;
-  const std::string& name = o.policy;
-  if (name == "fixed") {
-    kind_ = Kind::kFixed;
-  } else if (name == "step") {
-    kind_ = Kind::kStep;
-  } else if (name == "multistep") {
-    kind_ = Kind::kMultiStep;
-  } else if (name == "exp") {
-    kind_ = Kind::kExp;
-  } else if (name == "inv") {
-    kind_ = Kind::kInv;
-  } else if (name == "poly") {
-    kind_ = Kind::kPoly;
-  } else {
-    CROSSBOW_ENFORCE_VALUE(false, "unknown lr policy '", name, "' (policies: ", kPolicies, ")");
-  }
-  CROSSBOW_ENFORCE_VALUE(o.base_lr >= 0 && std::isfinite(o.base_lr),
-                         "lr must be a finite number >= 0, got ", o.base_lr);
-  CROSSBOW_ENFORCE_VALUE(o.gamma > 0, "lr policy '", name, "': gamma must be > 0, got ", o.gamma);
+  const std::vector<std::string> names = LrPolicyNames();
+  const auto it = std::find(names.begin(), names.end(), o.policy);
+  CROSSBOW_ENFORCE_VALUE(it != names.end(), "unknown lr policy '", o.policy, "'; expected ",
+                         JoinNames(names), DidYouMean(o.policy, names));
+  kind_ = static_cast<Kind>(it - names.begin());
   CROSSBOW_ENFORCE_VALUE(kind_ != Kind::kStep || o.step_size > 0,
-                         "lr policy 'step' needs step_size > 0, got ", o.step_size);
+                         "lr policy 'step' needs step_size (--step-size) > 0, got ", o.step_size);
   CROSSBOW_ENFORCE_VALUE(kind_ != Kind::kMultiStep || !o.steps.empty(),
-                         "lr policy 'multistep' needs at least one step");
+                         "lr policy 'multistep' needs at least one step (--steps)");
   CROSSBOW_ENFORCE_VALUE(std::is_sorted(o.steps.begin(), o.steps.end()),
-                         "lr policy steps must be ascending");
+                         "lr policy steps (--steps) must be ascending");
   CROSSBOW_ENFORCE_VALUE(kind_ != Kind::kPoly || o.max > 0,
                          "lr policy 'poly' needs max > 0 (the end of training), got ", o.max);
-  CROSSBOW_ENFORCE_VALUE(o.warmup >= 0, "warm-up length must be >= 0, got ", o.warmup);
-  CROSSBOW_ENFORCE_VALUE(o.warmup_start >= 0 && o.warmup_start <= 1,
-                         "warm-up start factor must be in [0, 1], got ", o.warmup_start);
 }
 
 double LrPolicy::Base(double t) const {

@@ -28,15 +28,18 @@ struct LrPolicyOptions {
   double warmup_start = 0.1;  // warm-up's first factor
 };
 
+// The policies, as --lr-policy names them.
+std::vector<std::string> LrPolicyNames();
+
 class LrPolicy {
  public:
-  // Throws crossbow::ValueError naming the option for unknown policies and bad parameters.
+  // Throws crossbow::ValueError for an unknown policy and one without what it needs.
   explicit LrPolicy(LrPolicyOptions options);
   double At(double t) const;
   const LrPolicyOptions& options() const { return options_; }
 
  private:
-  enum class Kind { kFixed, kStep, kMultiStep, kExp, kInv, kPoly };
+  enum class Kind { kFixed, kStep, kMultiStep, kExp, kInv, kPoly };  // as LrPolicyNames()
   double Base(double t) const;
 
   LrPolicyOptions options_;

@@ -12,6 +12,7 @@
 #include "crossbow/engine/metrics.h"
 #include "crossbow/engine/stop_signal.h"
 #include "crossbow/engine/trainer_config.h"
+#include "crossbow/engine/trainer_options.h"
 #include "crossbow/engine/trainer_ranks.h"
 #include "crossbow/engine/watchdog.h"
 
@@ -60,7 +61,8 @@ Trainer::Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSou
 }
 
 void Trainer::Start(const LearnerSpec& spec, EngineOptions engine_options) {
-  CheckTrainerOptions(options_, spec.input_shape, train_, test_);
+  CheckTrainerOptions(options_);
+  CheckTrainerSources(options_, spec.input_shape, train_, test_);
   const TrainerOptions& o = options_;
   if (options_.lr.policy == "poly" && options_.lr.max <= 0 && o.epochs > 0) {
     options_.lr.max = static_cast<double>(o.epochs);
@@ -100,6 +102,10 @@ class Trainer::Loop {
   TrainResult Run();
 
  private:
+  std::map<std::string, std::string> RunOptions() const {
+    const auto options = RankComparedOptions(engine_.options(), o_);
+    return {options.begin(), options.end()};
+  }
   double EpochPosition() const { return static_cast<double>(info_.images) / epoch_size_; }
   double Elapsed() const { return info_.elapsed_s + Since(segment_start_); }
   void Resume(const std::string& path, const LrPolicy& policy);
@@ -163,6 +169,7 @@ TrainResult Trainer::Loop::Run() {
   info_.net = t_.net_;
   info_.sync = t_.sync_;
   info_.lr = info_.lr_peak = policy.At(0);
+  info_.options = RunOptions();
   if (t_.resume_from_) {
     Resume(CheckpointPath(o_.checkpoint_dir), policy);
   } else {
@@ -224,6 +231,14 @@ void Trainer::Loop::Resume(const std::string& path, const LrPolicy& policy) {
   std::unique_ptr<Checkpoint> c = std::move(t_.resume_from_);
   CheckCompatible(*c, path, t_.net_, engine_.StateTensors());
   info_ = c->info;
+  info_.options = RunOptions();
+  for (const auto& [name, value] : info_.options) {
+    const auto it = c->info.options.find(name);
+    if (it != c->info.options.end() && it->second != value) {
+      LOG(WARNING) << "resuming with " << name << " " << value << "; the checkpoint's run had "
+                   << it->second;
+    }
+  }
   engine_.SetLearningRate(info_.lr);  // a drop here restarts from z as the first run did
   engine_.RestoreState(c->tensors, info_.iteration);
   t_.train_->RestoreState(c->train_state);

@@ -1,10 +1,15 @@
-// The table of training options and the JSON parser made from it: every key once, with how
-// its default is found and how its value is set; a key the table lacks is an error.
+// The table of training options: every option once, with its type, default, unit, rule and
+// doc, and how its value is read and set. The JSON parser, the checks, the cross-rank
+// comparison and (through _C.trainer_options) Python's keyword arguments and flags are made
+// from it; a key the table lacks is an error.
 #include "crossbow/engine/trainer_options.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "crossbow/core/names.h"
 #include "crossbow/engine/sync/synchroniser.h"
@@ -15,145 +20,417 @@ namespace {
 
 using nlohmann::json;
 
+enum class Type { kInt, kFloat, kString, kBool, kFloats };
+
+const char* TypeName(Type t) {
+  switch (t) {
+    case Type::kInt: return "int";
+    case Type::kFloat: return "float";
+    case Type::kString: return "str";
+    case Type::kBool: return "bool";
+    case Type::kFloats: return "floats";
+  }
+  return "";
+}
+
+template <typename T>
+constexpr Type TypeOf() {
+  if constexpr (std::is_same_v<T, bool>) return Type::kBool;
+  else if constexpr (std::is_integral_v<T>) return Type::kInt;
+  else if constexpr (std::is_floating_point_v<T>) return Type::kFloat;
+  else if constexpr (std::is_same_v<T, std::string>) return Type::kString;
+  else return Type::kFloats;
+}
+
+// What a value must be: within bounds (numbers, each of a list's), or one of some names.
+struct Rule {
+  std::optional<double> above, at_least, below, at_most;
+  std::function<std::vector<std::string>()> one_of;
+  bool finite = false;
+
+  // `integer`: of an integer option, which is finite anyway.
+  std::string Text(bool integer) const {
+    if (one_of) return JoinNames(one_of());
+    const bool low = above || at_least, high = below || at_most;
+    if (low && high) {
+      return detail::Concat("in ", above ? "(" : "[", Number(above ? *above : *at_least), ", ",
+                            Number(below ? *below : *at_most), below ? ")" : "]");
+    }
+    std::string bound = above     ? "> " + Number(*above)
+                        : at_least ? ">= " + Number(*at_least)
+                        : below    ? "< " + Number(*below)
+                        : at_most  ? "<= " + Number(*at_most)
+                                   : "";
+    if (!finite || integer) return bound;
+    return bound.empty() ? "finite" : "finite and " + bound;
+  }
+
+  bool Allows(double v) const {
+    return !(finite && !std::isfinite(v)) && !(above && !(v > *above)) &&
+           !(at_least && !(v >= *at_least)) && !(below && !(v < *below)) &&
+           !(at_most && !(v <= *at_most));
+  }
+
+  bool Allows(const json& v) const {
+    if (one_of) {
+      const std::vector<std::string> names = one_of();
+      return v.is_string() && std::count(names.begin(), names.end(), v.get<std::string>()) > 0;
+    }
+    if (v.is_array()) {
+      return std::all_of(v.begin(), v.end(), [&](const json& x) { return Allows(x); });
+    }
+    return !v.is_number() || Allows(v.get<double>());
+  }
+
+  static std::string Number(double v) {
+    json j = v;
+    if (v == std::floor(v) && std::abs(v) < 1e15) j = static_cast<int64_t>(v);
+    return j.dump();
+  }
+};
+
+Rule Above(double v) { return {v, {}, {}, {}, nullptr, true}; }
+Rule AtLeast(double v) { return {{}, v, {}, {}, nullptr, true}; }
+Rule Finite() { return {{}, {}, {}, {}, nullptr, true}; }
+Rule Within(double low, double high) { return {{}, low, {}, high, nullptr, true}; }  // [ ]
+Rule AboveAtMost(double low, double high) { return {low, {}, {}, high, nullptr, true}; }  // ( ]
+Rule AboveBelow(double low, double high) { return {low, {}, high, {}, nullptr, true}; }  // ( )
+Rule Fraction() { return {{}, 0.0, 1.0, {}, nullptr, true}; }  // [0, 1)
+Rule OneOf(std::function<std::vector<std::string>()> names) {
+  return {{}, {}, {}, {}, std::move(names), false};
+}
+Rule Any() { return {}; }
+
+enum class Part { kEngine, kTrainer, kPython };
+const char* const kReaders[] = {"engine", "trainer", "python"};
+
 struct Entry {
   const char* name;
-  std::function<json(const TrainerConfig&)> get;         // the default, of TrainerConfig{}
+  Type type;
+  Part part;
+  const char* unit;
+  Rule rule;
+  const char* doc;
+  bool per_rank;
+  std::function<json(const TrainerConfig&)> get;         // python: the default
   std::function<void(const json&, TrainerConfig*)> set;  // null: the Python side's alone
 };
 
-template <typename T>
-T As(const json& value, const char* key) {
-  try {
-    return value.get<T>();
-  } catch (const json::exception&) {
-    throw ValueError(
-        detail::Concat("trainer option '", key, "' has the wrong type: ", value.dump()));
-  }
+std::string Flag(const std::string& name) {
+  std::string flag = name;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return name + " (--" + flag + ")";
 }
 
-// A field of TrainerConfig, its default the field's; UNSET ones default to null (off).
-#define CROSSBOW_FIELD(key, member)                                                          \
-  Entry {                                                                                    \
-    key, [](const TrainerConfig& c) { return json(c.member); },                              \
-        [](const json& v, TrainerConfig* c) { c->member = As<decltype(c->member)>(v, key); } \
+std::string Shown(const json& v) {
+  if (v.is_string()) return "'" + v.get<std::string>() + "'";
+  if (v.is_array()) {
+    std::string text;
+    for (const json& x : v) text += (text.empty() ? "" : ", ") + Shown(x);
+    return "[" + text + "]";
   }
-#define CROSSBOW_UNSET(key, member)                                                          \
-  Entry {                                                                                    \
-    key, [](const TrainerConfig&) { return json(nullptr); },                                 \
-        [](const json& v, TrainerConfig* c) { c->member = As<decltype(c->member)>(v, key); } \
+  if (v.is_number_float() && !std::isfinite(v.get<double>())) {
+    const double x = v.get<double>();
+    return std::isnan(x) ? "nan" : x > 0 ? "inf" : "-inf";
   }
-#define CROSSBOW_PYTHON(key, value)                                \
-  Entry {                                                          \
-    key, [](const TrainerConfig&) { return json(value); }, nullptr \
+  return v.dump();
+}
+
+// JSON cannot hold NaN or infinity: Python sends them as the strings "nan", "inf", "-inf".
+json NumberOf(const json& v) {
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "-inf") return -std::numeric_limits<double>::infinity();
   }
+  return v;
+}
+
+// `v` as an option of type `t`, or a ValueError that names the option.
+json Typed(const json& v, Type t, const std::string& name) {
+  const json n = NumberOf(v);
+  bool ok = false;
+  switch (t) {
+    case Type::kInt: ok = v.is_number_integer(); break;
+    case Type::kFloat: ok = n.is_number(); break;
+    case Type::kString: ok = v.is_string(); break;
+    case Type::kBool: ok = v.is_boolean(); break;
+    case Type::kFloats: {
+      if (!v.is_array()) break;
+      json list = json::array();
+      for (const json& x : v) list.push_back(NumberOf(x));
+      ok = std::all_of(list.begin(), list.end(), [](const json& x) { return x.is_number(); });
+      if (ok) return list;
+      break;
+    }
+  }
+  static const char* const kWhat[] = {"an integer", "a number", "a string", "true or false",
+                                      "a list of numbers"};
+  CROSSBOW_ENFORCE_VALUE(ok, Flag(name), " must be ", kWhat[static_cast<int>(t)], ", got ",
+                         v.dump());
+  return t == Type::kFloat ? n : v;
+}
+
+void CheckRule(const Entry& e, const json& v) {
+  CROSSBOW_ENFORCE_VALUE(e.rule.Allows(v), Flag(e.name), " must be ",
+                         e.rule.Text(e.type == Type::kInt), ", got ",
+                         Shown(v),
+                         e.rule.one_of && v.is_string()
+                             ? DidYouMean(v.get<std::string>(), e.rule.one_of())
+                             : std::string());
+}
+
+template <typename T>
+json OrNull(const T& v) {
+  return v == T{} ? json(nullptr) : json(v);
+}
+
+// Checked fields of the engine's and the trainer's options; UNSET ones are 0 or empty when
+// not set and read as null (off).
+#define CROSSBOW_OPTION(key, part, member, unit, rule, doc, get_value)                           \
+  Entry {                                                                                        \
+    key, TypeOf<decltype(TrainerConfig{}.member)>(), part, unit, rule, doc, false,               \
+        [](const TrainerConfig& c) { return get_value(c.member); },                              \
+        [](const json& v, TrainerConfig* c) { c->member = v.get<decltype(c->member)>(); }        \
+  }
+#define CROSSBOW_ENGINE(key, member, unit, rule, doc) \
+  CROSSBOW_OPTION(key, Part::kEngine, engine.member, unit, rule, doc, json)
+#define CROSSBOW_TRAINER(key, member, unit, rule, doc) \
+  CROSSBOW_OPTION(key, Part::kTrainer, trainer.member, unit, rule, doc, json)
+#define CROSSBOW_UNSET(key, member, unit, rule, doc) \
+  CROSSBOW_OPTION(key, Part::kTrainer, trainer.member, unit, rule, doc, OrNull)
+#define CROSSBOW_PYTHON(key, type, unit, rule, doc, value)                                     \
+  Entry {                                                                                      \
+    key, type, Part::kPython, unit, rule, doc, false,                                          \
+        [](const TrainerConfig&) { return json(value); }, nullptr                              \
+  }
+
+Entry PerRank(Entry e) {
+  e.per_rank = true;
+  return e;
+}
+
+json GetLearners(const TrainerConfig& c) {
+  return c.trainer.autotune ? json("auto") : json(std::to_string(c.engine.learners_per_device));
+}
 
 void SetLearners(const json& v, TrainerConfig* c) {
   c->trainer.autotune = v == "auto";
   if (c->trainer.autotune) return;
-  int k = 0;
-  if (v.is_number_integer()) {
-    k = v.get<int>();
-  } else if (v.is_string()) {
-    const std::string s = v.get<std::string>();
-    k = s.find_first_not_of("0123456789") == std::string::npos && !s.empty() ? std::stoi(s) : 0;
-  }
-  CROSSBOW_ENFORCE_VALUE(k >= 1, "learners must be 'auto' or a number >= 1, got ", v.dump());
-  c->engine.learners_per_device = k;
+  const std::string s = v.get<std::string>();
+  const bool digits = !s.empty() && s.size() < 6 && s.find_first_not_of("0123456789") == s.npos;
+  CROSSBOW_ENFORCE_VALUE(digits && std::stoi(s) >= 1, Flag("learners"),
+                         " must be 'auto' or a number >= 1, got ", Shown(v));
+  c->engine.learners_per_device = std::stoi(s);
 }
 
 const std::vector<Entry>& Entries() {
   static const std::vector<Entry> entries = {
-      CROSSBOW_PYTHON("batch_size", 16),
-      {"learners", [](const TrainerConfig&) { return json("auto"); }, SetLearners},
-      {"sync", [](const TrainerConfig& c) { return json(c.engine.sync); },
-       [](const json& v, TrainerConfig* c) {
-         c->engine.sync = As<std::string>(v, "sync");
-         CheckSynchroniserName(c->engine.sync);
-       }},
-      CROSSBOW_FIELD("sync_period", engine.sync_period),
-      CROSSBOW_FIELD("sync_warmup", engine.sync_warmup),
-      {"devices", [](const TrainerConfig&) { return json("cpu"); },
-       [](const json& v, TrainerConfig* c) {
-         c->engine.devices = ParseDevices(As<std::string>(v, "devices"));
-       }},
-      CROSSBOW_UNSET("epochs", trainer.epochs),
-      CROSSBOW_UNSET("iterations", trainer.iterations),
-      CROSSBOW_UNSET("time_limit", trainer.time_limit_s),
-      CROSSBOW_UNSET("target_accuracy", trainer.target_accuracy),
-      CROSSBOW_FIELD("lr", trainer.lr.base_lr),
-      CROSSBOW_FIELD("lr_policy", trainer.lr.policy),
-      CROSSBOW_FIELD("gamma", trainer.lr.gamma),
-      CROSSBOW_FIELD("power", trainer.lr.power),
-      CROSSBOW_FIELD("step_size", trainer.lr.step_size),
-      CROSSBOW_FIELD("steps", trainer.lr.steps),
-      CROSSBOW_FIELD("warmup", trainer.lr.warmup),
-      CROSSBOW_FIELD("warmup_start", trainer.lr.warmup_start),
-      CROSSBOW_PYTHON("momentum", 0.9),
-      CROSSBOW_PYTHON("weight_decay", 1e-4),
-      CROSSBOW_FIELD("alpha", engine.alpha),
-      CROSSBOW_FIELD("central_momentum", engine.central_momentum),
-      CROSSBOW_FIELD("central_momentum_type", engine.central_momentum_type),
-      CROSSBOW_FIELD("outer_lr", engine.outer_lr),
-      CROSSBOW_FIELD("outer_momentum", engine.outer_momentum),
-      CROSSBOW_FIELD("autotune_threshold", trainer.autotune_threshold),
-      CROSSBOW_FIELD("threads_per_learner", engine.threads_per_learner),
-      CROSSBOW_FIELD("eval_every", trainer.eval_every),
-      CROSSBOW_UNSET("checkpoint_dir", trainer.checkpoint_dir),
-      CROSSBOW_FIELD("checkpoint_every_epochs", trainer.checkpoint_every_epochs),
-      CROSSBOW_FIELD("checkpoint_every_minutes", trainer.checkpoint_every_minutes),
-      CROSSBOW_FIELD("resume", trainer.resume),
-      CROSSBOW_UNSET("metrics", trainer.metrics_path),
-      CROSSBOW_PYTHON("tensorboard", nullptr),
-      CROSSBOW_FIELD("log_every", trainer.log_every),
-      CROSSBOW_FIELD("progress", trainer.progress),
-      CROSSBOW_FIELD("stall_timeout", trainer.stall_timeout_s),
-      CROSSBOW_FIELD("skip_nan", engine.skip_nan),
-      CROSSBOW_PYTHON("workers", 2),
-      CROSSBOW_PYTHON("augment", "auto"),
-      CROSSBOW_PYTHON("input_size", nullptr),
-      CROSSBOW_PYTHON("mean", json::array()),
-      CROSSBOW_PYTHON("std", json::array()),
-      CROSSBOW_PYTHON("num_classes", nullptr),
-      CROSSBOW_FIELD("seed", engine.seed),
-      {"collective_timeout",
+      CROSSBOW_PYTHON("batch_size", Type::kInt, "images", Above(0),
+                      "images per learner per iteration", 16),
+      {"learners", Type::kString, Part::kEngine, "", Any(),
+       "learners per device: a number, or auto (the autotuner picks)", false, GetLearners,
+       SetLearners},
+      CROSSBOW_ENGINE("sync", sync, "", OneOf(SynchroniserNames),
+                      "sma (model averaging), easgd (elastic averaging), localsgd (periodic "
+                      "averaging), diloco (outer Nesterov step on z), ssgd (synchronous SGD) or "
+                      "sgd (one learner)"),
+      CROSSBOW_ENGINE("sync_period", sync_period, "iterations", Above(0),
+                      "sma, easgd, localsgd, diloco: synchronise every this many iterations (H)"),
+      CROSSBOW_ENGINE("sync_warmup", sync_warmup, "iterations", AtLeast(0),
+                      "sma, easgd, localsgd, diloco: synchronise every iteration for the first "
+                      "this many iterations (localsgd: S-SGD first, post-local SGD)"),
+      PerRank({"devices", Type::kString, Part::kEngine, "", Any(),
+               "cpu (all cores, one device), groups such as cpu:0-1,cpu:2-3, or GPUs such as "
+               "cuda:0,cuda:1 (cuda:0,cuda:0: two devices on one GPU; cuda:local under mpirun: "
+               "the GPU numbered as the rank on its machine)",
+               false, [](const TrainerConfig&) { return json("cpu"); },
+               [](const json& v, TrainerConfig* c) {
+                 c->engine.devices = ParseDevices(v.get<std::string>());
+               }}),
+      CROSSBOW_UNSET("epochs", epochs, "epochs", Above(0), "stop after this many epochs"),
+      CROSSBOW_UNSET("iterations", iterations, "iterations", Above(0),
+                     "stop after this many iterations"),
+      CROSSBOW_UNSET("time_limit", time_limit_s, "seconds", Above(0),
+                     "stop after this much training time"),
+      CROSSBOW_UNSET("target_accuracy", target_accuracy, "", Within(0, 1),
+                     "stop when the test top-1 accuracy reaches this"),
+      CROSSBOW_TRAINER("lr", lr.base_lr, "", AtLeast(0), "base learning rate"),
+      CROSSBOW_TRAINER("lr_policy", lr.policy, "", OneOf(LrPolicyNames),
+                       "fixed, step, multistep, exp, inv or poly (as Caffe)"),
+      CROSSBOW_TRAINER("gamma", lr.gamma, "", Above(0), "factor of step/multistep/exp/inv"),
+      CROSSBOW_TRAINER("power", lr.power, "", Finite(), "exponent of inv/poly"),
+      CROSSBOW_TRAINER("step_size", lr.step_size, "epochs", AtLeast(0),
+                       "step: epochs between drops"),
+      CROSSBOW_TRAINER("steps", lr.steps, "epochs", AtLeast(0),
+                       "multistep: the epochs at which the rate drops (e.g. 80 120)"),
+      CROSSBOW_TRAINER("warmup", lr.warmup, "epochs", AtLeast(0),
+                       "linear warm-up of the rate (composes with any policy)"),
+      CROSSBOW_TRAINER("warmup_start", lr.warmup_start, "", Within(0, 1),
+                       "warm-up's first factor of the rate"),
+      CROSSBOW_PYTHON("momentum", Type::kFloat, "", Fraction(), "learner momentum", 0.9),
+      CROSSBOW_PYTHON("weight_decay", Type::kFloat, "", AtLeast(0), "L2 weight decay", 1e-4),
+      CROSSBOW_ENGINE("alpha", alpha, "", AboveAtMost(0, 1),
+                      "sma, easgd: pull of the learners towards the average model"),
+      CROSSBOW_ENGINE("central_momentum", central_momentum, "", Fraction(),
+                      "sma: momentum of the average model"),
+      CROSSBOW_ENGINE("central_momentum_type", central_momentum_type, "",
+                      OneOf([] { return std::vector<std::string>{"polyak", "nesterov"}; }),
+                      "sma: polyak or nesterov central momentum"),
+      CROSSBOW_ENGINE("outer_lr", outer_lr, "", Above(0),
+                      "diloco: learning rate of the outer step on z"),
+      CROSSBOW_ENGINE("outer_momentum", outer_momentum, "", Fraction(),
+                      "diloco: Nesterov momentum of the outer step"),
+      CROSSBOW_TRAINER("autotune_threshold", autotune_threshold, "", Above(0),
+                       "the autotuner adds learners while throughput grows more than this"),
+      CROSSBOW_ENGINE("threads_per_learner", threads_per_learner, "threads", Above(0),
+                      "threads each learner's operators run on"),
+      CROSSBOW_TRAINER("eval_every", eval_every, "iterations", AtLeast(0),
+                       "iterations between evaluations (0: every epoch)"),
+      CROSSBOW_UNSET("checkpoint_dir", checkpoint_dir, "", Any(),
+                     "where checkpoints go (none: no checkpoints)"),
+      CROSSBOW_TRAINER("checkpoint_every_epochs", checkpoint_every_epochs, "epochs", AtLeast(0),
+                       "epochs between checkpoints (0: never by epochs)"),
+      CROSSBOW_TRAINER("checkpoint_every_minutes", checkpoint_every_minutes, "minutes",
+                       AtLeast(0),
+                       "minutes between checkpoints (0: never by time)"),
+      CROSSBOW_TRAINER("resume", resume, "", Any(),
+                       "continue from the checkpoint in checkpoint_dir, if any"),
+      PerRank(CROSSBOW_UNSET("metrics", metrics_path, "", Any(), "metrics file (JSON lines)")),
+      PerRank(CROSSBOW_PYTHON("tensorboard", Type::kString, "", Any(),
+                              "TensorBoard folder: scalars written while training runs",
+                              nullptr)),
+      CROSSBOW_TRAINER("log_every", log_every, "iterations", Above(0),
+                       "iterations between metrics records"),
+      PerRank(CROSSBOW_TRAINER("progress", progress, "", Any(), "a progress bar on stderr")),
+      PerRank(CROSSBOW_TRAINER("stall_timeout", stall_timeout_s, "seconds", AtLeast(0),
+                               "time without a finished iteration after which the run is "
+                               "stuck: it ends, saying what each thread waits for (0: never)")),
+      CROSSBOW_ENGINE("skip_nan", skip_nan, "", Any(),
+                      "skip a batch whose loss, gradients or BN statistics are not finite "
+                      "instead of stopping"),
+      PerRank(CROSSBOW_PYTHON("workers", Type::kInt, "threads", Above(0),
+                              "data loader threads per source", 2)),
+      CROSSBOW_PYTHON("augment", Type::kString, "", Any(),
+                      "input preset: cifar, imagenet, mnist or none (see the guide), or auto: "
+                      "the net's own",
+                      "auto"),
+      CROSSBOW_PYTHON("input_size", Type::kInt, "pixels",
+                      Within(64, 224),
+                      "ImageNet nets: input side (default 224)", nullptr),
+      CROSSBOW_PYTHON("mean", Type::kFloats, "", Within(0, 1),
+                      "per-channel mean in [0, 1] units, overriding the preset's",
+                      json::array()),
+      CROSSBOW_PYTHON("std", Type::kFloats, "", Above(0),
+                      "per-channel standard deviation, overriding the preset's", json::array()),
+      CROSSBOW_PYTHON("num_classes", Type::kInt, "", AtLeast(1),
+                      "classes of the net's last layer (default: the net's dataset)", nullptr),
+      CROSSBOW_ENGINE("seed", seed, "", AtLeast(0), "seed of initialisation and data order"),
+      {"collective_timeout", Type::kFloat, Part::kEngine, "seconds",
+       AboveBelow(0, 2e6),
+       "MPI: time a rank waits for the others before it gives up (longer than an evaluation "
+       "of the test set)",
+       false,
        [](const TrainerConfig& c) { return json(c.engine.collective_timeout_ms / 1000.0); },
        [](const json& v, TrainerConfig* c) {
-         const double s = As<double>(v, "collective_timeout");
-         CROSSBOW_ENFORCE_VALUE(s > 0 && s < 2e6, "collective_timeout must be in (0, 2e6) ",
-                                "seconds, got ", s);
-         c->engine.collective_timeout_ms = static_cast<int>(s * 1000);
+         c->engine.collective_timeout_ms = static_cast<int>(v.get<double>() * 1000);
        }},
   };
   return entries;
 }
 
+// The flags' defaults: a default-constructed config's, but on every CPU core with the
+// autotuner picking the learners.
+TrainerConfig Defaults() {
+  TrainerConfig c;
+  c.engine.devices = ParseDevices("cpu");
+  c.trainer.autotune = true;
+  return c;
+}
+
+void CheckPart(const TrainerConfig& c, Part part) {
+  for (const Entry& e : Entries()) {
+    if (e.part != part) continue;
+    const json value = e.get(c);
+    if (!value.is_null()) CheckRule(e, value);
+  }
+}
+
 }  // namespace
 
 std::vector<TrainerOption> TrainerOptionTable() {
-  const TrainerConfig defaults;
+  const TrainerConfig defaults = Defaults();
   std::vector<TrainerOption> out;
-  for (const Entry& e : Entries()) out.push_back({e.name, e.get(defaults).dump(), !e.set});
+  for (const Entry& e : Entries()) {
+    out.push_back({e.name, TypeName(e.type), e.get(defaults).dump(), e.unit,
+                   e.rule.Text(e.type == Type::kInt),
+                   e.doc, kReaders[static_cast<int>(e.part)], e.per_rank});
+  }
   return out;
 }
 
 TrainerConfig ParseTrainerConfig(const std::string& text) {
   const json j = json::parse(text, nullptr, false);
   CROSSBOW_ENFORCE_VALUE(j.is_object(), "trainer options must be a JSON object");
-  TrainerConfig c;
+  TrainerConfig c = Defaults();
   std::vector<std::string> names;
-  for (const Entry& e : Entries()) {
-    names.push_back(e.name);
-    const json value = e.get(c);  // a default that is not the field's own (learners, devices)
-    if (e.set && !value.is_null()) e.set(value, &c);
-  }
+  for (const Entry& e : Entries()) names.push_back(e.name);
   for (const auto& [key, value] : j.items()) {
     auto it = std::find_if(Entries().begin(), Entries().end(),
                            [&](const Entry& e) { return key == e.name; });
     CROSSBOW_ENFORCE_VALUE(it != Entries().end(), "unknown trainer option '", key, "'",
                            DidYouMean(key, names));
-    if (it->set && !value.is_null()) it->set(value, &c);
+    if (value.is_null()) continue;
+    const json typed = Typed(it->name == std::string("learners") && value.is_number_integer()
+                                 ? json(std::to_string(value.get<int64_t>()))
+                                 : value,
+                             it->type, key);
+    CheckRule(*it, typed);
+    if (it->set) it->set(typed, &c);
   }
   return c;
+}
+
+EngineOptions ParseEngineOptions(const std::string& text) {
+  const json j = json::parse(text, nullptr, false);
+  std::vector<std::string> names;
+  for (const Entry& e : Entries()) {
+    if (e.part == Part::kEngine) names.push_back(e.name);
+  }
+  if (j.is_object()) {
+    for (const auto& item : j.items()) {
+      CROSSBOW_ENFORCE_VALUE(std::count(names.begin(), names.end(), item.key()) > 0, "'",
+                             item.key(), "' is not an engine option (they are ", JoinNames(names),
+                             ")", DidYouMean(item.key(), names));
+    }
+  }
+  TrainerConfig c = ParseTrainerConfig(text);
+  if (c.trainer.autotune) c.engine.learners_per_device = 1;  // no autotuner without a trainer
+  return c.engine;
+}
+
+void CheckEngineOptions(const EngineOptions& options) {
+  CheckPart({options, TrainerOptions{}}, Part::kEngine);
+}
+
+void CheckTrainerOptions(const TrainerOptions& o) {
+  CheckPart({EngineOptions{}, o}, Part::kTrainer);
+  CROSSBOW_ENFORCE_VALUE(o.epochs > 0 || o.iterations > 0 || o.time_limit_s > 0,
+                         "set epochs, iterations or time_limit (--epochs, --iterations, "
+                         "--time-limit): training would never stop");
+  CROSSBOW_ENFORCE_VALUE(!o.resume || !o.checkpoint_dir.empty(),
+                         "resume (--resume) needs a checkpoint_dir (--checkpoint-dir)");
+}
+
+std::vector<std::pair<std::string, std::string>> RankComparedOptions(
+    const EngineOptions& engine, const TrainerOptions& trainer) {
+  const TrainerConfig c{engine, trainer};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Entry& e : Entries()) {
+    if (e.part != Part::kPython && !e.per_rank) out.emplace_back(e.name, e.get(c).dump());
+  }
+  return out;
 }
 
 }  // namespace crossbow

@@ -3,18 +3,43 @@
 #include <string>
 #include <vector>
 
+#include "crossbow/engine/engine.h"
+#include "crossbow/engine/trainer.h"
+
 namespace crossbow {
 
-// One entry of the table of training options: a key of the JSON object that
-// python/crossbow/trainer.py sends (its OPTIONS, the `crossbow train` flags).
+// What the table of training options (trainer_options.cc) says of one option: a key of the
+// JSON object that python/crossbow/trainer.py sends, a Trainer(...) keyword argument and a
+// `crossbow train` flag (--name-with-dashes).
 struct TrainerOption {
   std::string name;
+  std::string type;          // int, float, str, bool or floats (a list)
   std::string default_json;  // null: unset (no limit, none)
-  bool python_only;          // read by the Python side alone (the net's spec, data loading)
+  std::string unit;          // images, epochs, seconds ... ("" where it has none)
+  std::string rule;          // what a value must be, as the error says it ("> 0", "in [0, 1)")
+  std::string doc;
+  std::string reader;  // who reads it: engine, trainer or python (the net's spec, data loading)
+  bool per_rank;     // may differ between the ranks of an MPI job (where to log, the devices)
 };
 
-// The table (trainer_options.cc), in the order of the flags. The defaults of the options read
-// in C++ are those of a default-constructed TrainerConfig; ParseTrainerConfig reads through it.
+// The table, in the order of the flags. The default of an option read in C++ is its field's in
+// a default-constructed EngineOptions or TrainerOptions.
 std::vector<TrainerOption> TrainerOptionTable();
+
+// Each option's value against its rule; a ValueError names the option as a keyword and as a
+// flag: "lr (--lr) must be finite and >= 0, got -1". The engine checks its options, the
+// trainer its own; CheckTrainerOptions also checks what options must be together.
+void CheckEngineOptions(const EngineOptions& options);
+
+// The engine's options alone from a JSON object of them (the table's engine entries, e.g.
+// {"sync": "localsgd", "learners": 2}), for the engine without a trainer: another key is a
+// ValueError.
+EngineOptions ParseEngineOptions(const std::string& json);
+void CheckTrainerOptions(const TrainerOptions& options);
+
+// The options that the ranks of an MPI job must agree on (neither per_rank nor python), as
+// (name, value as JSON).
+std::vector<std::pair<std::string, std::string>> RankComparedOptions(const EngineOptions& engine,
+                                                                     const TrainerOptions& trainer);
 
 }  // namespace crossbow

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "crossbow/core/serialize.h"
+#include "crossbow/engine/trainer_options.h"
 
 namespace crossbow {
 namespace {
@@ -15,15 +16,7 @@ std::string Text(double value) {
   return std::string(text, end);
 }
 std::string Text(int64_t value) { return std::to_string(value); }
-std::string Text(int value) { return std::to_string(value); }
 std::string Text(uint64_t value) { return std::to_string(value); }
-std::string Text(bool value) { return value ? "true" : "false"; }
-
-std::string Join(const std::vector<double>& values) {
-  std::string out;
-  for (double v : values) out += (out.empty() ? "" : ",") + Text(v);
-  return out;
-}
 
 }  // namespace
 
@@ -37,39 +30,23 @@ RankSettings TrainerSettings(const LearnerSpec& spec, const EngineOptions& e,
     shapes += name + ShapeString(tensor->shape()) + ";";
     parameters += tensor->numel();
   }
-  const LrPolicyOptions& lr = o.lr;
-  return {
+  RankSettings settings = {
       {"net", spec.name},
       {"parameters", Text(parameters)},
       {"parameter shapes (hash)", Text(std::hash<std::string>()(shapes))},
       {"example shape", ShapeString(spec.input_shape)},
-      {"sync", e.sync + " every " + Text(e.sync_period) + " after " + Text(e.sync_warmup)},
       {"devices", Text(e.devices.size())},
-      {"learners per device", o.autotune ? "auto" : Text(e.learners_per_device)},
-      {"threads per learner", Text(e.threads_per_learner)},
-      {"alpha", Text(e.alpha)},
-      {"central momentum", Text(e.central_momentum) + " " + e.central_momentum_type},
-      {"outer lr, momentum", Text(e.outer_lr) + ", " + Text(e.outer_momentum)},
       {"momentum", Text(spec.solver.momentum)},
       {"weight decay", Text(spec.solver.weight_decay)},
-      {"seed", Text(spec.seed) + "/" + Text(e.seed)},
-      {"skip nan", Text(e.skip_nan)},
-      {"collective timeout ms", Text(e.collective_timeout_ms)},
+      {"initialisation seed", Text(spec.seed)},
       {"batch size", Text(train.batch_size())},
       {"training records", Text(train.EpochSize())},
       {"test records", test ? Text(test->EpochSize()) : "none"},
-      {"lr", Text(lr.base_lr)},
-      {"lr policy", lr.policy + " gamma " + Text(lr.gamma) + " power " + Text(lr.power) + " step " +
-                        Text(lr.step_size) + " steps " + Join(lr.steps) + " max " + Text(lr.max) +
-                        " warmup " + Text(lr.warmup) + " from " + Text(lr.warmup_start)},
-      {"stop", "epochs " + Text(o.epochs) + " iterations " + Text(o.iterations) + " time " +
-                   Text(o.time_limit_s) + " accuracy " + Text(o.target_accuracy)},
-      {"eval every", Text(o.eval_every)},
-      {"log every", Text(o.log_every)},
-      {"checkpoints", o.checkpoint_dir + " every " + Text(o.checkpoint_every_epochs) + " epochs, " +
-                          Text(o.checkpoint_every_minutes) + " minutes"},
+      {"lr policy's end", Text(o.lr.max)},
       {"resumes from iteration", Text(resume_iteration)},
   };
+  for (auto& option : RankComparedOptions(e, o)) settings.push_back(std::move(option));
+  return settings;
 }
 
 std::vector<std::pair<std::string, const Tensor*>> GatherStateTensors(

@@ -170,7 +170,7 @@ def parser():
 def _parse(p, argv):
     """parse_args, with a did-you-mean for a flag the command does not know."""
     args, unknown = p.parse_known_args(argv)
-    if unknown:
+    if unknown and not getattr(args, "unchecked_flags", False):
         command = p.commands[args.command]
         flags = [flag for action in command._actions for flag in action.option_strings]
         first = next((u.split("=")[0] for u in unknown if u.startswith("-")), unknown[0])

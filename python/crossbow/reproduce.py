@@ -198,9 +198,9 @@ def train_command(options, train_db, test_db):
     from crossbow import trainer
     words = ["crossbow", "train", "--net", options["net"], "--train-db", train_db,
              "--test-db", test_db]
-    for name in trainer.OPTIONS:
+    for name, option in trainer.option_table().items():
         value = options.get(name)
-        if value is None or value == trainer.OPTIONS[name][0] and name not in _ALWAYS_SHOWN:
+        if value is None or value == option.default and name not in _ALWAYS_SHOWN:
             continue
         flag = "--" + name.replace("_", "-")
         if isinstance(value, bool):
@@ -221,6 +221,8 @@ def run(args, overrides):
     options.setdefault("checkpoint_dir", os.path.join(out, "ckpt"))
     options.setdefault("metrics", os.path.join(out, "metrics.jsonl"))
     options.setdefault("resume", True)
+    from crossbow import trainer
+    trainer.checked_options({k: v for k, v in options.items() if k != "net"})
     cache = cache_dir(args.cache_dir)
     train_db, test_db = (os.path.join(cache, f"{recipe.dataset}_{s}") for s in ("train", "test"))
     if args.dry_run:
@@ -231,7 +233,6 @@ def run(args, overrides):
                                 log=lambda line: print(line, file=sys.stderr, flush=True))
     settings = record_settings(out, recipe.name, args.variant, options, overrides, train_db,
                                test_db)
-    from crossbow import trainer
     options = dict(options)
     net = options.pop("net")
     result = trainer.Trainer(net, train_db, test_db, **options).fit()
@@ -295,6 +296,6 @@ def _run(args):
         raise ValueError("name a recipe (crossbow reproduce --list shows them)")
     from crossbow import trainer
     # --epochs is the reproduce command's own (it compresses the schedule), not an override.
-    overrides = {n: getattr(args, n) for n in trainer.OPTIONS
+    overrides = {n: getattr(args, n) for n in trainer.option_table()
                  if n != "epochs" and hasattr(args, n)}
     return run(args, overrides)

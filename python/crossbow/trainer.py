@@ -5,123 +5,75 @@
                      lr_policy="multistep", steps=[5, 8]).fit()
 
 Every option here is also a ``crossbow train`` flag (``--lr-policy`` for ``lr_policy``): both
-come from OPTIONS. Options are checked before anything is built or read.
+come from the C++ table of options (crossbow/engine/trainer_options.cc, here ``OPTIONS``), which
+checks them before anything is built or read.
 """
 import json
 import math
 import os
+import typing
 
 from crossbow import _native, world
 from crossbow.names import did_you_mean
 
-# The synchronisers (crossbow/engine/sync/), checked here before the extension is loaded.
-SYNCS = ("sma", "easgd", "localsgd", "diloco", "ssgd", "sgd")
-
-# name: (default, type, help). The command line adds --name-with-dashes for each.
-OPTIONS = {
-    "batch_size": (16, int, "images per learner per iteration"),
-    "learners": ("auto", str, "learners per device: a number, or auto (the autotuner picks)"),
-    "sync": ("sma", str, "sma (model averaging), easgd (elastic averaging), localsgd (periodic "
-             "averaging), diloco (outer Nesterov step on z), ssgd (synchronous SGD) or sgd (one "
-             "learner)"),
-    "sync_period": (1, int, "sma, easgd, localsgd, diloco: synchronise every this many "
-                    "iterations (H)"),
-    "sync_warmup": (0, int, "sma, easgd, localsgd, diloco: synchronise every iteration for the "
-                    "first this many iterations (localsgd: S-SGD first, post-local SGD)"),
-    "devices": ("cpu", str, "cpu (all cores, one device), groups such as cpu:0-1,cpu:2-3, or "
-                "GPUs such as cuda:0,cuda:1 (cuda:0,cuda:0: two devices on one GPU; cuda:local "
-                "under mpirun: the GPU numbered as the rank on its machine)"),
-    "epochs": (None, int, "stop after this many epochs"),
-    "iterations": (None, int, "stop after this many iterations"),
-    "time_limit": (None, float, "stop after this many seconds of training"),
-    "target_accuracy": (None, float, "stop when the test top-1 accuracy reaches this (0-1)"),
-    "lr": (0.1, float, "base learning rate"),
-    "lr_policy": ("fixed", str, "fixed, step, multistep, exp, inv or poly (as Caffe)"),
-    "gamma": (0.1, float, "factor of step/multistep/exp/inv"),
-    "power": (1.0, float, "exponent of inv/poly"),
-    "step_size": (0.0, float, "step: epochs between drops"),
-    "steps": ((), float, "multistep: the epochs at which the rate drops (e.g. 80 120)"),
-    "warmup": (0.0, float, "epochs of linear warm-up (composes with any policy)"),
-    "warmup_start": (0.1, float, "warm-up's first factor of the rate"),
-    "momentum": (0.9, float, "learner momentum"),
-    "weight_decay": (1e-4, float, "L2 weight decay"),
-    "alpha": (0.1, float, "SMA: pull of the learners towards the average model"),
-    "central_momentum": (0.9, float, "SMA: momentum of the average model"),
-    "central_momentum_type": ("polyak", str, "SMA: polyak or nesterov central momentum"),
-    "outer_lr": (0.7, float, "DiLoCo: learning rate of the outer step on z"),
-    "outer_momentum": (0.9, float, "DiLoCo: Nesterov momentum of the outer step"),
-    "autotune_threshold": (0.1, float, "the autotuner adds learners while throughput grows more"),
-    "threads_per_learner": (1, int, "threads each learner's operators run on"),
-    "eval_every": (0, int, "iterations between evaluations (0: every epoch)"),
-    "checkpoint_dir": (None, str, "where checkpoints go (none: no checkpoints)"),
-    "checkpoint_every_epochs": (1.0, float, "epochs between checkpoints (0: never by epochs)"),
-    "checkpoint_every_minutes": (0.0, float, "minutes between checkpoints (0: never by time)"),
-    "resume": (False, bool, "continue from the checkpoint in checkpoint_dir, if any"),
-    "metrics": (None, str, "metrics file (JSON lines)"),
-    "tensorboard": (None, str, "TensorBoard folder: scalars written while training runs"),
-    "log_every": (50, int, "iterations between metrics records"),
-    "progress": (True, bool, "a progress bar on stderr"),
-    "stall_timeout": (300.0, float, "seconds without a finished iteration after which the run "
-                      "is stuck: it ends, saying what each thread waits for (0: never)"),
-    "skip_nan": (False, bool, "skip a batch whose loss, gradients or BN statistics are not "
-                 "finite instead of stopping"),
-    "workers": (2, int, "data loader threads per source"),
-    "augment": ("auto", str, "input preset: cifar, imagenet, mnist or none (see the guide), "
-                "or auto: the net's own"),
-    "input_size": (None, int, "ImageNet nets: input side in pixels, 64-224 (default 224)"),
-    "mean": ((), float, "per-channel mean in [0, 1] units, overriding the preset's"),
-    "std": ((), float, "per-channel standard deviation, overriding the preset's"),
-    "num_classes": (None, int, "classes of the net's last layer (default: the net's dataset)"),
-    "seed": (0, int, "seed of initialisation and data order"),
-    "collective_timeout": (300.0, float, "MPI: seconds a rank waits for the others before it "
-                           "gives up (longer than an evaluation of the test set)"),
-}
-
-def _flag(name):
-    return f"{name} (--{name.replace('_', '-')})"
+_OPTIONS = None
 
 
-def _check(opts):
-    """Every option's value, checked before anything is built; messages name the option as a
-    keyword and as a flag, and the value."""
-    def require(name, ok, what):
-        v = opts[name]
-        if v is not None and not ok(v):
-            raise ValueError(f"{_flag(name)} must be {what}, got {v!r}")
+class Option(typing.NamedTuple):
+    default: object  # None: unset; a tuple for a list
+    kind: type  # of the value, or of each of a list's values
+    help: str
+    unit: str  # "" where it has none
+    is_list: bool
 
-    finite = math.isfinite
-    for name in ("batch_size", "sync_period", "epochs", "iterations", "time_limit", "workers",
-                 "threads_per_learner", "log_every", "collective_timeout"):
-        require(name, lambda v: finite(v) and v > 0, "> 0")
-    for name in ("lr", "weight_decay", "sync_warmup", "eval_every", "checkpoint_every_epochs",
-                 "checkpoint_every_minutes", "stall_timeout", "warmup", "step_size"):
-        require(name, lambda v: finite(v) and v >= 0, "finite and >= 0")
-    for name in ("momentum", "central_momentum", "outer_momentum"):
-        require(name, lambda v: 0 <= v < 1, "in [0, 1)")
-    require("alpha", lambda v: 0 < v <= 1, "in (0, 1]")
-    require("outer_lr", lambda v: finite(v) and v > 0, "> 0")
-    require("central_momentum_type", lambda v: v in ("polyak", "nesterov"), "polyak or nesterov")
-    require("target_accuracy", lambda v: 0 <= v <= 1, "in [0, 1]")
-    require("autotune_threshold", lambda v: finite(v) and v > 0, "> 0")
-    require("num_classes", lambda v: v >= 1, ">= 1")
-    for name in ("gamma", "power", "warmup_start"):
-        require(name, finite, "finite")
-    if opts["epochs"] is None and opts["iterations"] is None and opts["time_limit"] is None:
-        raise ValueError("set epochs, iterations or time_limit (--epochs, --iterations, "
-                         "--time-limit): training would never stop")
-    if opts["learners"] != "auto":
-        try:
-            k = int(opts["learners"])
-        except ValueError:
-            raise ValueError(f"{_flag('learners')} must be 'auto' or a number, "
-                             f"got {opts['learners']!r}")
-        if k < 1:
-            raise ValueError(f"{_flag('learners')} must be >= 1, got {k}")
-    if opts["sync"] not in SYNCS:
-        raise ValueError(f"{_flag('sync')} must be {', '.join(SYNCS[:-1])} or {SYNCS[-1]}, "
-                         f"got {opts['sync']!r}")
-    if opts["resume"] and not opts["checkpoint_dir"]:
-        raise ValueError("resume (--resume) needs a checkpoint_dir (--checkpoint-dir)")
+
+_KINDS = {"int": int, "float": float, "str": str, "bool": bool, "floats": float}
+
+
+def option_table():
+    """name: Option, from the C++ table of options (crossbow/engine/trainer_options.cc), which
+    also checks every value: the Trainer keyword arguments and the `crossbow train` flags."""
+    global _OPTIONS
+    if _OPTIONS is None:
+        table = {}
+        for o in _native.load().trainer_options():
+            default = json.loads(o["default"])
+            rule = o["rule"] if o["type"] not in ("str", "bool") else ""
+            table[o["name"]] = Option(tuple(default) if isinstance(default, list) else default,
+                                      _KINDS[o["type"]], o["doc"] + (f" ({rule})" if rule else ""),
+                                      o["unit"], o["type"] == "floats")
+        _OPTIONS = table
+    return _OPTIONS
+
+
+def __getattr__(name):
+    if name == "OPTIONS":
+        return option_table()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _json(options):
+    """The options as the JSON the C++ table reads: unset ones left out, NaN and infinities
+    as the strings JSON must carry them in."""
+    def value(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return str(v)
+        return [value(x) for x in v] if isinstance(v, (list, tuple)) else v
+    return json.dumps({k: value(v) for k, v in options.items() if v is not None})
+
+
+def checked_options(options):
+    """Every option: the table's defaults, with `options` over them, checked by the table. An
+    unknown name is a TypeError with a did-you-mean, a bad value a ValueError naming it."""
+    table = option_table()
+    unknown = sorted(set(options) - set(table))
+    if unknown:
+        raise TypeError(f"Trainer got an unknown option '{unknown[0]}'"
+                        f"{did_you_mean(unknown[0], table)}")
+    checked = {name: option.default for name, option in table.items()}
+    checked.update(options)
+    _native.load().check_trainer_options(_json(checked))
+    return checked
 
 
 def _check_db(what, db):
@@ -131,16 +83,10 @@ def _check_db(what, db):
 
 class Trainer:
     """Trains a zoo net (a name) or a ModelBuilder on LMDB paths, ImageDBs or (images, labels)
-    numpy pairs with many learners per device; see OPTIONS for the keyword arguments."""
+    numpy pairs with many learners per device; see OPTIONS (or ``crossbow train --help``) for the keyword arguments."""
 
     def __init__(self, net, train_db, test_db=None, **options):
-        unknown = sorted(set(options) - set(OPTIONS))
-        if unknown:
-            raise TypeError(f"Trainer got an unknown option '{unknown[0]}'"
-                            f"{did_you_mean(unknown[0], OPTIONS)}")
-        self.options = {name: spec[0] for name, spec in OPTIONS.items()}
-        self.options.update(options)
-        _check(self.options)
+        self.options = checked_options(options)
         self.builder = _builder(net, self.options["num_classes"], self.options["input_size"])
         self._data_error = None
         try:
@@ -161,10 +107,8 @@ class Trainer:
                                         weight_decay=o["weight_decay"], seed=o["seed"],
                                         threads=o["threads_per_learner"],
                                         device=spec_device(o["devices"]))
-            native = {k: v for k, v in o.items() if v is not None}
-            native["steps"] = [float(s) for s in o["steps"]]
             train, test = self._sources(C)
-            self._trainer = C.Trainer(json.dumps(spec), json.dumps(native), train, test)
+            self._trainer = C.Trainer(json.dumps(spec), _json(o), train, test)
         return self._trainer
 
     def _sources(self, C):
@@ -248,23 +192,32 @@ def _builder(net, num_classes, input_size=None):
 
 
 def add_arguments(parser):
-    """The OPTIONS as flags of `crossbow train`: --batch-size, --lr-policy, --resume ..."""
+    """The options as flags of `crossbow train`: --batch-size, --lr-policy, --resume ... Without
+    the C++ extension (which holds the table) the command takes any flags and says how to
+    build it when it runs."""
     import argparse
-    for name, (default, kind, help_text) in OPTIONS.items():
+    if not _native.available():
+        parser.set_defaults(unchecked_flags=True)  # options_from says what is missing
+        return
+    for name, o in option_table().items():
         flag = "--" + name.replace("_", "-")
-        if kind is bool:
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default,
-                                help=help_text)
-        elif isinstance(default, tuple):
-            parser.add_argument(flag, type=kind, nargs="*", default=list(default),
-                                help=help_text)
+        metavar = (o.unit or name).upper()
+        if o.kind is bool:
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=o.default,
+                                help=o.help)
+        elif o.is_list:
+            parser.add_argument(flag, type=o.kind, nargs="*", default=list(o.default),
+                                metavar=metavar, help=o.help)
         else:
-            parser.add_argument(flag, type=kind, default=default, help=help_text)
+            parser.add_argument(flag, type=o.kind, default=o.default, metavar=metavar,
+                                help=o.help)
 
 
 def options_from(args):
-    """The OPTIONS' values from parsed `crossbow train` arguments."""
-    return {name: getattr(args, name) for name in OPTIONS}
+    """The options' values from parsed `crossbow train` arguments."""
+    if getattr(args, "unchecked_flags", False):
+        _native.load()  # the ImportError that says how to build the extension
+    return {name: getattr(args, name) for name in option_table()}
 
 
 def describe(result):

@@ -1,4 +1,4 @@
-// The engine in Python: Engine, EngineOptions, parse_devices, IterationResult, the Autotuner,
+// The engine in Python: Engine, EngineOptions (from the option table), parse_devices, IterationResult, the Autotuner,
 // and BatchSource with an in-memory ArraySource over numpy arrays. Iterations run with the GIL
 // released.
 #include <pybind11/numpy.h>
@@ -9,6 +9,7 @@
 #include "crossbow/engine/autotuner.h"
 #include "crossbow/engine/engine.h"
 #include "crossbow/engine/sync/synchroniser.h"
+#include "crossbow/engine/trainer_options.h"
 
 namespace py = pybind11;
 using namespace crossbow;
@@ -44,36 +45,12 @@ void BindEngine(py::module_& m) {
   });
 
   py::class_<EngineOptions>(m, "EngineOptions")
-      .def(py::init<>())
-      .def_property(
-          "devices",
-          [](const EngineOptions& o) {
-            std::vector<std::vector<int>> out;
-            for (const auto& d : o.devices) out.push_back(d.cores);
-            return out;
-          },
-          [](EngineOptions& o, const std::string& spec) { o.devices = ParseDevices(spec); },
-          "set from a string: 'cpu', 'cpu:0-1,cpu:2-3', 'cuda:0,cuda:1' or 'cuda:0,cuda:0' (two "
-          "devices on one GPU); reads as core lists")
-      .def_property(
-          "sync", [](const EngineOptions& o) { return o.sync; },
-          [](EngineOptions& o, const std::string& name) {
-            CheckSynchroniserName(name);
-            o.sync = name;
-          })
-      .def_readwrite("sync_period", &EngineOptions::sync_period)
-      .def_readwrite("sync_warmup", &EngineOptions::sync_warmup)
-      .def_readwrite("learners_per_device", &EngineOptions::learners_per_device)
-      .def_readwrite("alpha", &EngineOptions::alpha)
-      .def_readwrite("central_momentum", &EngineOptions::central_momentum)
-      .def_readwrite("central_momentum_type", &EngineOptions::central_momentum_type)
-      .def_readwrite("outer_lr", &EngineOptions::outer_lr)
-      .def_readwrite("outer_momentum", &EngineOptions::outer_momentum)
-      .def_readwrite("threads_per_learner", &EngineOptions::threads_per_learner)
-      .def_readwrite("seed", &EngineOptions::seed)
-      .def_readwrite("restart_drop", &EngineOptions::restart_drop)
-      .def_readwrite("skip_nan", &EngineOptions::skip_nan)
-      .def_readwrite("collective_timeout_ms", &EngineOptions::collective_timeout_ms);
+      .def(py::init([](const py::kwargs& options) {
+             const auto text = py::module_::import("json").attr("dumps")(options);
+             return ParseEngineOptions(text.cast<std::string>());
+           }),
+           "the engine's options of the option table as keyword arguments (devices, learners, "
+           "sync, sync_period, alpha ...: crossbow train's flags), checked by it");
 
   py::class_<IterationResult>(m, "IterationResult")
       .def_readonly("loss", &IterationResult::loss)

@@ -59,11 +59,25 @@ void BindTrainer(py::module_& m) {
       [] {
         py::list out;
         for (const TrainerOption& o : TrainerOptionTable()) {
-          out.append(py::make_tuple(o.name, o.default_json, o.python_only));
+          out.append(py::dict(py::arg("name") = o.name, py::arg("type") = o.type,
+                              py::arg("default") = o.default_json, py::arg("unit") = o.unit,
+                              py::arg("rule") = o.rule, py::arg("doc") = o.doc,
+                              py::arg("reader") = o.reader,
+                              py::arg("per_rank") = o.per_rank));
         }
         return out;
       },
-      "the table of training options: (name, default as JSON, read by Python alone)");
+      "the table of training options, in the order of the flags: dicts of name, type (int, "
+      "float, str, bool, floats), default (JSON), unit, rule, doc, reader (engine, trainer or python), "
+      "per_rank");
+  m.def(
+      "check_trainer_options",
+      [](const std::string& options_json) {
+        CheckTrainerOptions(ParseTrainerConfig(options_json).trainer);
+      },
+      py::arg("options_json"),
+      "raises ValueError, naming the option, for a value its rule refuses, an unknown key or "
+      "options that cannot work together");
   py::class_<PyTrainer>(m, "Trainer")
       .def(py::init([](const std::string& spec_json, const std::string& options_json,
                        std::shared_ptr<BatchSource> train, std::shared_ptr<BatchSource> test) {

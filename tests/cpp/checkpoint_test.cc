@@ -12,18 +12,12 @@
 #include <thread>
 
 #include "crossbow/core/serialize.h"
+#include "tests/cpp/scratch_dir.h"
 
 namespace crossbow {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string TempDir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
 
 Tensor Filled(Shape shape, float value) {
   Tensor t(shape, DataType::kFloat32);
@@ -54,7 +48,7 @@ std::string Message(const std::function<void()>& f) {
 }
 
 TEST(Checkpoint, RoundTripsTensorsCountersAndDataPosition) {
-  const std::string path = CheckpointPath(TempDir("ckpt_roundtrip"));
+  const std::string path = CheckpointPath(ScratchDir("ckpt_roundtrip"));
   Tensor z = Filled({2, 3}, 1), m = Filled({4}, -2);
   const std::string state("epoch 3\0pos 17", 14);  // binary-safe
   WriteCheckpoint(path, Info(7), state, {{"z/w", &z}, {"learner0/w_momentum", &m}});
@@ -75,7 +69,7 @@ TEST(Checkpoint, RoundTripsTensorsCountersAndDataPosition) {
 }
 
 TEST(Checkpoint, TruncatedMissingAndForeignFilesAreClearErrors) {
-  const std::string dir = TempDir("ckpt_bad");
+  const std::string dir = ScratchDir("ckpt_bad");
   const std::string path = CheckpointPath(dir);
   Tensor z = Filled({64}, 0);
   WriteCheckpoint(path, Info(1), "", {{"z/w", &z}});
@@ -97,7 +91,7 @@ TEST(Checkpoint, TruncatedMissingAndForeignFilesAreClearErrors) {
 }
 
 TEST(Checkpoint, RefusesAnotherNetOrShape) {
-  const std::string path = CheckpointPath(TempDir("ckpt_compat"));
+  const std::string path = CheckpointPath(ScratchDir("ckpt_compat"));
   Tensor z = Filled({4}, 0), bigger = Filled({5}, 0);
   WriteCheckpoint(path, Info(1), "", {{"z/w", &z}});
   Checkpoint c = ReadCheckpoint(path);
@@ -118,7 +112,7 @@ TEST(Checkpoint, RefusesAnotherNetOrShape) {
 
 // A writer killed with SIGKILL at an arbitrary moment leaves the previous checkpoint loadable.
 TEST(Checkpoint, KillDuringWriteLeavesThePreviousCheckpoint) {
-  const std::string dir = TempDir("ckpt_kill");
+  const std::string dir = ScratchDir("ckpt_kill");
   const std::string path = CheckpointPath(dir);
   Tensor first = Filled({16}, 0);
   WriteCheckpoint(path, Info(0), "", {{"z/w", &first}});

@@ -8,6 +8,7 @@
 
 #include "crossbow/engine/checkpoint.h"
 #include "tests/cpp/engine_test_util.h"
+#include "tests/cpp/scratch_dir.h"
 
 namespace crossbow {
 namespace {
@@ -29,19 +30,14 @@ class EvaluateCheckpointTest : public ::testing::Test {
     change(state);
     std::vector<std::pair<std::string, const Tensor*>> tensors;
     for (const auto& [name, t] : state) tensors.emplace_back(name, &t);
-    const std::filesystem::path dir =
-        std::filesystem::temp_directory_path() / ("eval_ckpt_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    const std::string path = CheckpointPath(dir.string());
+    const std::string path = CheckpointPath(ScratchDir("eval_ckpt"));
     CheckpointInfo info;
     info.net = Spec(false).name;
     info.sync = "sma";
     info.learners_per_device = 2;
     info.iteration = 4;
     WriteCheckpoint(path, info, "", tensors);
-    EvalResult r = EvaluateCheckpoint(Spec(false), path, test_.get());
-    std::filesystem::remove_all(dir);
-    return r;
+    return EvaluateCheckpoint(Spec(false), path, test_.get());
   }
 
   std::unique_ptr<ArraySource> test_ = Source(12, 5, /*seed=*/2);

@@ -3,17 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <thread>
 #include <vector>
-
-#include "crossbow/comm/in_process.h"
-#include "crossbow/core/enforce.h"
-#include "tests/cpp/expect_error.h"
 
 namespace crossbow {
 namespace {
-
-using std::chrono::milliseconds;
 
 TEST(SmaKernels, AllFiniteFindsNanAndInfinityAnywhere) {
   std::vector<float> x(37, 1e38f);
@@ -60,70 +53,6 @@ TEST(SmaKernels, MatchTheEquations) {
         return s;
       }(),
       1e-6);
-}
-
-TEST(InProcessCollectives, SumsInRankOrderOnEveryRank) {
-  InProcessCollectives comm(3);
-  std::vector<std::vector<float>> data = {{1, 2}, {10, 20}, {100, 200}};
-  for (int round = 0; round < 50; ++round) {  // back-to-back collectives must not mix
-    std::vector<std::thread> threads;
-    std::vector<std::vector<float>> buf = data;
-    for (int r = 0; r < 3; ++r) {
-      threads.emplace_back([&, r] { comm.AllReduceSum(r, buf[r].data(), 2, milliseconds(10000)); });
-    }
-    for (auto& t : threads) t.join();
-    for (int r = 0; r < 3; ++r) ASSERT_EQ(buf[r], (std::vector<float>{111, 222})) << round;
-  }
-}
-
-TEST(InProcessCollectives, TimesOutWhenARankNeverArrives) {
-  InProcessCollectives comm(2);
-  float x = 1;
-  try {
-    comm.AllReduceSum(0, &x, 1, milliseconds(50));
-    FAIL() << "no timeout";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
-  }
-  EXPECT_ERROR(comm.AllReduceSum(1, &x, 1, milliseconds(50)), Error,
-               "rank 0 timed out waiting for the other ranks");  // the group is broken
-}
-
-TEST(InProcessCollectives, AbortWakesAWaitingRank) {
-  InProcessCollectives comm(2);
-  std::string error;
-  std::thread waiter([&] {
-    float x = 1;
-    try {
-      comm.AllReduceSum(1, &x, 1, milliseconds(60000));
-    } catch (const Error& e) {
-      error = e.what();
-    }
-  });
-  std::this_thread::sleep_for(milliseconds(20));
-  comm.Abort("learner 3 failed");
-  waiter.join();
-  EXPECT_NE(error.find("learner 3 failed"), std::string::npos) << error;
-}
-
-TEST(InProcessCollectives, RejectsMismatchedCountsAndRanks) {
-  InProcessCollectives comm(2);
-  float x[2] = {0, 0};
-  EXPECT_ERROR(comm.AllReduceSum(2, x, 2, milliseconds(10)), ValueError,
-               "all-reduce: rank 2 is outside the group of 2");
-  std::thread first([&] {
-    try {
-      comm.AllReduceSum(0, x, 2, milliseconds(200));
-    } catch (const Error&) {
-    }
-  });
-  std::this_thread::sleep_for(milliseconds(20));
-  float y[1] = {0};
-  EXPECT_ERROR(comm.AllReduceSum(1, y, 1, milliseconds(200)), ValueError,
-               "all-reduce: rank 1 sends 1 floats, another rank sent 2");
-  first.join();
-  EXPECT_ERROR(InProcessCollectives(0), ValueError,
-               "a collectives group needs at least one rank, got 0");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "tests/cpp/expect_error.h"
+#include "tests/cpp/scratch_dir.h"
 
 namespace crossbow {
 namespace {
@@ -157,7 +158,7 @@ TEST(Learner, SaveAndLoadRestoreParametersAndStatistics) {
   Learner a(SmallSpec());
   Batch b = MakeBatch(8);
   for (int i = 0; i < 3; ++i) a.Step(b.images.data(), b.shape, b.labels.data());
-  const std::string path = ::testing::TempDir() + "/learner_" + std::to_string(::getpid());
+  const std::string path = ScratchDir("learner") + "/weights.cbt";
   a.Save(path);
   LearnerSpec other = SmallSpec();
   other.seed = 99;
@@ -177,7 +178,7 @@ TEST(Learner, SaveAndLoadRestoreParametersAndStatistics) {
 
 TEST(Learner, LoadRejectsAModelOfAnotherShape) {
   Learner a(SmallSpec());
-  const std::string path = ::testing::TempDir() + "/learner_shape_" + std::to_string(::getpid());
+  const std::string path = ScratchDir("learner_shape") + "/weights.cbt";
   a.Save(path);
   LearnerSpec wider = SmallSpec();
   wider.init_net.ops[5] = MakeFiller("XavierFill", "fw", {5, 16});

@@ -1,4 +1,5 @@
 #include "crossbow/engine/metrics.h"
+#include "tests/cpp/scratch_dir.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -28,8 +29,7 @@ MetricsRecord Sample() {
 }
 
 TEST(Metrics, JsonLinesCarryEveryField) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("metrics_" + std::to_string(getpid()))).string();
+  const std::string path = ScratchDir("metrics") + "/metrics.jsonl";
   MetricsRecord with_test = Sample();
   with_test.test = EvalResult{1.5, 0.625, 0.875};
   MetricsRecord diverged = Sample();

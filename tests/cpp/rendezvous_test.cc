@@ -6,8 +6,6 @@
 #include <thread>
 #include <vector>
 
-#include "crossbow/comm/device_collectives.h"
-#include "crossbow/core/device_backend.h"
 #include "crossbow/core/enforce.h"
 #include "tests/cpp/expect_error.h"
 
@@ -67,17 +65,6 @@ TEST(Rendezvous, AMissingRankTimesOutAndAnAbortReachesEveryone) {
   EXPECT_TRUE(other.Abort("learner 3 failed"));
   waiter.join();
   EXPECT_EQ(other.aborted(), "learner 3 failed");
-}
-
-TEST(DeviceCollectives, NeedACudaBuildAndRejectMixedLayouts) {
-  const Device gpu0{DeviceType::kCUDA, 0}, gpu1{DeviceType::kCUDA, 1};
-  if (!HasDeviceBackend(DeviceType::kCUDA)) {
-    EXPECT_ERROR(MakeDeviceCollectives({gpu0, gpu1}), ValueError,
-                 "collectives between GPUs need a Crossbow built ");
-    return;
-  }
-  EXPECT_ERROR(MakeDeviceCollectives({gpu0, gpu0, gpu1, gpu1}), ValueError,
-               "several logical devices on each of several GPUs are not supported");
 }
 
 }  // namespace

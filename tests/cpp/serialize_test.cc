@@ -6,13 +6,10 @@
 #include <fstream>
 
 #include "tests/cpp/expect_error.h"
+#include "tests/cpp/scratch_dir.h"
 
 namespace crossbow {
 namespace {
-
-std::string TempPath(const std::string& stem) {
-  return ::testing::TempDir() + "/" + stem + "_" + std::to_string(::getpid());
-}
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -30,7 +27,7 @@ class SerializeTest : public ::testing::Test {
     for (int i = 0; i < 6; ++i) w_.mutable_data<float>()[i] = 0.5f * i;
     n_.Resize({4}, DataType::kInt32);
     for (int i = 0; i < 4; ++i) n_.mutable_data<int32_t>()[i] = -i;
-    path_ = TempPath("tensors");
+    path_ = ScratchDir("tensors") + "/tensors.cbt";
     SaveTensors(path_, {{"w", &w_}, {"n", &n_}});
   }
   Tensor w_, n_;

@@ -14,6 +14,7 @@
 #include "crossbow/engine/trainer.h"
 #include "crossbow/engine/watchdog.h"
 #include "engine_test_util.h"
+#include "tests/cpp/scratch_dir.h"
 
 namespace crossbow {
 namespace {
@@ -46,12 +47,6 @@ class HookedSource final : public BatchSource {
   for (;;) pause();
 }
 
-std::string TempDir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("crossbow_" + name + std::to_string(getpid()));
-  fs::remove_all(dir);
-  return dir.string();
-}
-
 TrainerOptions Quiet() {
   TrainerOptions o;
   o.progress = false;
@@ -61,7 +56,7 @@ TrainerOptions Quiet() {
 TEST(TrainerFaults, FractionalCheckpointIntervalsWriteFourCheckpointsAnEpoch) {
   TrainerOptions o = Quiet();
   o.epochs = 1;
-  o.checkpoint_dir = TempDir("quarter");
+  o.checkpoint_dir = ScratchDir("quarter");
   o.checkpoint_every_epochs = 0.25;
   const std::string path = CheckpointPath(o.checkpoint_dir);
   std::set<int64_t> written;  // the iteration of every checkpoint seen, each read back whole
@@ -78,7 +73,7 @@ TEST(TrainerFaults, FractionalCheckpointIntervalsWriteFourCheckpointsAnEpoch) {
 TEST(TrainerFaults, SigtermDuringAnEvaluationCutsItShortAndCheckpoints) {
   TrainerOptions o = Quiet();
   o.epochs = 50;
-  o.checkpoint_dir = TempDir("sigterm_eval");
+  o.checkpoint_dir = ScratchDir("sigterm_eval");
   o.checkpoint_every_epochs = 0;
   HookedSource train(Source(32, 4), [](int64_t) {});
   HookedSource test(Source(64, 4), [](int64_t n) {

@@ -10,10 +10,13 @@
 namespace crossbow {
 namespace {
 
-TEST(TrainerOptionTable, NamesEachOptionOnce) {
+TEST(TrainerOptionTable, NamesEachOptionOnceWithATypeAndADoc) {
   std::set<std::string> names;
   for (const TrainerOption& o : TrainerOptionTable()) {
     EXPECT_TRUE(names.insert(o.name).second) << o.name << " twice";
+    EXPECT_TRUE(std::set<std::string>({"int", "float", "str", "bool", "floats"}).count(o.type))
+        << o.name;
+    EXPECT_FALSE(o.doc.empty()) << o.name;
   }
   EXPECT_TRUE(names.count("sync_period") && names.count("workers"));
 }
@@ -32,6 +35,7 @@ TEST(TrainerOptionTable, EveryDefaultParsesToWhatAnEmptyObjectGives) {
   EXPECT_EQ(a.engine.collective_timeout_ms, b.engine.collective_timeout_ms);
   EXPECT_EQ(a.trainer.lr.base_lr, b.trainer.lr.base_lr);
   EXPECT_EQ(a.trainer.stall_timeout_s, b.trainer.stall_timeout_s);
+  EXPECT_NO_THROW(CheckEngineOptions(a.engine));
 }
 
 TEST(TrainerOptionTable, ReadsValuesAndRefusesUnknownKeysWithASuggestion) {
@@ -45,13 +49,63 @@ TEST(TrainerOptionTable, ReadsValuesAndRefusesUnknownKeysWithASuggestion) {
   EXPECT_FALSE(c.trainer.autotune);
   EXPECT_EQ(c.engine.collective_timeout_ms, 2000);
   EXPECT_EQ(c.trainer.epochs, 5);
+  EXPECT_EQ(ParseTrainerConfig(R"({"learners": 2})").engine.learners_per_device, 2);
   EXPECT_ERROR(ParseTrainerConfig(R"({"sync_perod": 2})"), ValueError,
                "unknown trainer option 'sync_perod'; did you mean 'sync_period'?");
-  EXPECT_ERROR(ParseTrainerConfig(R"({"sync": "locasgd"})"), ValueError,
-               "did you mean 'localsgd'?");
-  EXPECT_ERROR(ParseTrainerConfig(R"({"alpha": "high"})"), ValueError,
-               "trainer option 'alpha' has the wrong type");
-  EXPECT_ERROR(ParseTrainerConfig(R"({"learners": 0})"), ValueError, "learners must be 'auto'");
+}
+
+TEST(TrainerOptionTable, ValuesOutsideTheirRuleAreErrorsNamingTheFlag) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"epochs": 0})", "epochs (--epochs) must be > 0, got 0"},
+      {R"({"lr": -1})", "lr (--lr) must be finite and >= 0, got -1"},
+      {R"({"lr": "nan"})", "lr (--lr) must be finite and >= 0, got nan"},
+      {R"({"time_limit": "inf"})", "time_limit (--time-limit) must be finite and > 0, got inf"},
+      {R"({"momentum": 1})", "momentum (--momentum) must be in [0, 1), got 1"},
+      {R"({"alpha": 0})", "alpha (--alpha) must be in (0, 1], got 0"},
+      {R"({"steps": [1, -2]})", "steps (--steps) must be finite and >= 0, got [1, -2]"},
+      {R"({"batch_size": 16.5})", "batch_size (--batch-size) must be an integer, got 16.5"},
+      {R"({"alpha": "high"})", "alpha (--alpha) must be a number, got \"high\""},
+      {R"({"resume": 1})", "resume (--resume) must be true or false, got 1"},
+      {R"({"learners": 0})", "learners (--learners) must be 'auto' or a number >= 1, got '0'"},
+      {R"({"sync": "locasgd"})",
+       "sync (--sync) must be diloco, easgd, localsgd, sgd, sma or ssgd, got 'locasgd'; did you "
+       "mean 'localsgd'?"},
+      {R"({"central_momentum_type": "heavy"})",
+       "central_momentum_type (--central-momentum-type) must be polyak or nesterov, got 'heavy'"},
+  };
+  for (const auto& [json, message] : cases) {
+    EXPECT_ERROR(ParseTrainerConfig(json), ValueError, message);
+  }
+}
+
+TEST(TrainerOptionTable, OptionsInCodeAreCheckedByTheSameRules) {
+  EngineOptions engine;
+  engine.threads_per_learner = 0;
+  EXPECT_ERROR(CheckEngineOptions(engine), ValueError,
+               "threads_per_learner (--threads-per-learner) must be > 0, got 0");
+  TrainerOptions trainer;
+  EXPECT_ERROR(CheckTrainerOptions(trainer), ValueError, "training would never stop");
+  trainer.iterations = 10;
+  trainer.lr.warmup_start = 2;
+  EXPECT_ERROR(CheckTrainerOptions(trainer), ValueError,
+               "warmup_start (--warmup-start) must be in [0, 1], got 2");
+  trainer.lr.warmup_start = 0.1;
+  trainer.resume = true;
+  EXPECT_ERROR(CheckTrainerOptions(trainer), ValueError,
+               "resume (--resume) needs a checkpoint_dir (--checkpoint-dir)");
+}
+
+TEST(TrainerOptionTable, RanksCompareWhatChangesTheRunAndNotWhereEachLogs) {
+  std::set<std::string> compared;
+  for (const auto& [name, value] : RankComparedOptions(EngineOptions{}, TrainerOptions{})) {
+    compared.insert(name);
+  }
+  for (const char* name : {"sync", "sync_period", "lr", "steps", "alpha", "seed", "epochs"}) {
+    EXPECT_TRUE(compared.count(name)) << name;
+  }
+  for (const char* name : {"metrics", "progress", "devices", "stall_timeout", "batch_size"}) {
+    EXPECT_FALSE(compared.count(name)) << name;
+  }
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "crossbow/core/serialize.h"
 #include "crossbow/engine/checkpoint.h"
 #include "tests/cpp/expect_error.h"
+#include "tests/cpp/scratch_dir.h"
 
 namespace crossbow {
 namespace {
@@ -120,13 +121,6 @@ EngineOptions Learners(int k, const std::string& sync = "sma") {
   return o;
 }
 
-std::string TempDir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
 std::vector<nlohmann::json> ReadLines(const std::string& path) {
   std::ifstream in(path);
   std::vector<nlohmann::json> lines;
@@ -136,7 +130,7 @@ std::vector<nlohmann::json> ReadLines(const std::string& path) {
 
 TEST(Trainer, TrainsEvaluatesAndWritesMetrics) {
   MemorySource train(256, 8, 1), test(64, 16, 2);
-  const std::string metrics = TempDir("trainer_metrics") + "/m.jsonl";
+  const std::string metrics = ScratchDir("trainer_metrics") + "/m.jsonl";
   TrainerOptions o;
   o.epochs = 3;
   o.lr.base_lr = 0.05;
@@ -167,7 +161,7 @@ TEST(Trainer, TrainsEvaluatesAndWritesMetrics) {
 
 TEST(Trainer, AStopBetweenEvaluationsEvaluatesTheFinalModel) {
   MemorySource train(256, 8, 1), test(64, 16, 2);
-  const std::string metrics = TempDir("trainer_final_eval") + "/m.jsonl";
+  const std::string metrics = ScratchDir("trainer_final_eval") + "/m.jsonl";
   TrainerOptions o;
   o.iterations = 5;  // an epoch is 8 iterations of 2 learners x 16
   o.lr.base_lr = 0.05;
@@ -233,11 +227,17 @@ TEST(Trainer, ResumeContinuesTheSameLossCurve) {
     o.progress = false;
     return Trainer(LinearSpec(), Learners(3), &train, nullptr, o).Fit();
   };
-  const std::string whole = TempDir("trainer_whole"), parts = TempDir("trainer_parts");
+  const std::string whole = ScratchDir("trainer_whole"), parts = ScratchDir("trainer_parts");
   run(whole, 3, false);
   run(parts, 1, false);
+  EXPECT_EQ(ReadCheckpoint(CheckpointPath(parts)).info.options.at("epochs"), "1");
   TrainResult resumed = run(parts, 3, true);
   EXPECT_TRUE(resumed.resumed);
+  // The checkpoint keeps the options of the run that wrote it (a resume warns of changes).
+  const CheckpointInfo info = ReadCheckpoint(CheckpointPath(parts)).info;
+  EXPECT_EQ(info.options.at("epochs"), "3");
+  EXPECT_EQ(info.options.at("lr_policy"), "\"step\"");
+  EXPECT_EQ(info.options.count("metrics"), 0u);  // per rank, not the run's
   std::vector<nlohmann::json> a = ReadLines(whole + "/metrics.jsonl");
   std::vector<nlohmann::json> b = ReadLines(parts + "/metrics.jsonl");
   ASSERT_EQ(a.size(), b.size());
@@ -254,7 +254,7 @@ TEST(Trainer, NanLossStopsWithIterationAndLearner) {
   TrainerOptions o;
   o.epochs = 2;
   o.progress = false;
-  const std::string dir = TempDir("trainer_nan");
+  const std::string dir = ScratchDir("trainer_nan");
   o.checkpoint_dir = dir;
   o.checkpoint_every_epochs = 0;
   Trainer trainer(LinearSpec(), Learners(2), &train, nullptr, o);
@@ -286,7 +286,7 @@ TEST(Trainer, SigintWritesACheckpointAndStops) {
   TrainerOptions o;
   o.epochs = 100;
   o.progress = false;
-  o.checkpoint_dir = TempDir("trainer_sigint");
+  o.checkpoint_dir = ScratchDir("trainer_sigint");
   o.checkpoint_every_epochs = 0;
   TrainResult r = Trainer(LinearSpec(), Learners(2), &train, nullptr, o).Fit();
   EXPECT_EQ(r.stop_reason, "signal (SIGINT)");
@@ -312,13 +312,16 @@ TEST(Trainer, BadOptionsFailBeforeAnyWork) {
             std::string::npos);
   TrainerOptions resume = ok;
   resume.resume = true;
-  EXPECT_NE(error(&train, resume).find("resume needs a checkpoint directory"), std::string::npos);
+  EXPECT_NE(error(&train, resume).find("resume (--resume) needs a checkpoint_dir"),
+            std::string::npos);
   TrainerOptions target = ok;
   target.target_accuracy = 0.5;
   EXPECT_NE(error(&train, target).find("needs a test source"), std::string::npos);
   TrainerOptions policy = ok;
   policy.lr.policy = "stepp";
-  EXPECT_NE(error(&train, policy).find("unknown lr policy 'stepp'"), std::string::npos);
+  EXPECT_NE(error(&train, policy).find("lr_policy (--lr-policy) must be fixed, step, multistep, "
+                                       "exp, inv or poly, got 'stepp'; did you mean 'step'?"),
+            std::string::npos);
 }
 
 TEST(Trainer, ResumeRefusesForeignAndTruncatedCheckpoints) {
@@ -326,7 +329,7 @@ TEST(Trainer, ResumeRefusesForeignAndTruncatedCheckpoints) {
   TrainerOptions o;
   o.epochs = 1;
   o.progress = false;
-  o.checkpoint_dir = TempDir("trainer_foreign");
+  o.checkpoint_dir = ScratchDir("trainer_foreign");
   Trainer(LinearSpec("other"), Learners(1), &train, nullptr, o).Fit();
   o.resume = true;
   auto resume = [&] { Trainer(LinearSpec("linear"), Learners(1), &train, nullptr, o).Fit(); };

@@ -60,8 +60,8 @@ int main(int argc, char** argv) {
   const auto timeout = std::chrono::milliseconds(600000);
   for (size_t n : sizes) {
     std::vector<float> data(n, 1.f);
-    const auto ours =
-        Rounds(rounds, iters, [&] { group.AllReduceSum(group.rank(), data.data(), n, timeout); });
+    const auto ours = Rounds(
+        rounds, iters, [&] { group.AllReduceSum(group.rank(), data.data(), n, nullptr, timeout); });
     const auto mpi = Rounds(rounds, iters, [&] {
       MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM,
                     MPI_COMM_WORLD);

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "crossbow/comm/handshake.h"
-#include "crossbow/comm/in_process.h"
+#include "crossbow/comm/make_collectives.h"
 #include "crossbow/comm/mpi.h"
 #include "crossbow/core/enforce.h"
 
@@ -41,7 +41,7 @@ TEST(MpiGroup, AllReduceSumsInRankOrderBitForBitOnEveryRank) {
   MpiGroup& g = Group();
   for (size_t count : {size_t(0), size_t(1), size_t(2), size_t(5), size_t(1001)}) {
     std::vector<float> data = Values(g.rank(), count);
-    g.AllReduceSum(g.rank(), data.data(), count, kTimeout);
+    g.AllReduceSum(g.rank(), data.data(), count, nullptr, kTimeout);
     const std::vector<float> expected = RankOrderSum(g.size(), count);
     ASSERT_EQ(0, std::memcmp(data.data(), expected.data(), count * sizeof(float)))
         << count << " floats";
@@ -64,13 +64,13 @@ TEST(MpiGroup, AllGatherAndGatherKeepRankOrder) {
 
 TEST(MpiGroup, HierarchySumsDevicesInProcessThenRanksInOrder) {
   MpiGroup& g = Group();
-  auto outer = std::shared_ptr<Collectives>(&g, [](Collectives*) {});
-  InProcessCollectives local(2, outer, g.rank());
+  const auto local = MakeCollectives(
+      {Device(), Device()}, std::shared_ptr<ProcessGroup>(&g, [](ProcessGroup*) {}), kTimeout);
   const size_t count = 37;
   std::vector<std::vector<float>> data = {Values(2 * g.rank(), count),
                                           Values(2 * g.rank() + 1, count)};
-  std::thread other([&] { local.AllReduceSum(1, data[1].data(), count, kTimeout); });
-  local.AllReduceSum(0, data[0].data(), count, kTimeout);
+  std::thread other([&] { local->AllReduceSum(1, data[1].data(), count, nullptr, kTimeout); });
+  local->AllReduceSum(0, data[0].data(), count, nullptr, kTimeout);
   other.join();
   std::vector<float> expected(count, 0.f);  // (d0 + d1) of rank 0, + (d2 + d3) of rank 1, ...
   for (int r = 0; r < g.size(); ++r) {
@@ -115,7 +115,7 @@ TEST(MpiGroup, AbortMakesLaterCollectivesThrow) {
   MpiGroup g(MPI_COMM_WORLD);  // a group of its own: this one ends broken
   g.Abort("learner 3 (device 1): loss is nan");
   float x = 1;
-  EXPECT_THROW(g.AllReduceSum(g.rank(), &x, 1, kTimeout), Error);
+  EXPECT_THROW(g.AllReduceSum(g.rank(), &x, 1, nullptr, kTimeout), Error);
   EXPECT_THROW(g.AllGather("x", kTimeout), Error);
   EXPECT_TRUE(g.broken());
 }

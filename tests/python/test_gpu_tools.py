@@ -90,7 +90,9 @@ def test_bench_autotunes_on_the_cpu(tmp_path):
 def test_bench_failures_are_one_json_line(tmp_path):
     spec = spec_file(tmp_path)
     rc, out, _ = bench("--spec", spec, "--learners", "two")
-    assert rc == 1 and "--learners must be 'auto' or a number >= 1, got 'two'" in out["error"]
+    assert rc == 1 and "(--learners) must be 'auto' or a number >= 1, got 'two'" in out["error"]
+    rc, out, _ = bench("--spec", spec, "--sync-period", "0")
+    assert rc == 1 and "sync_period (--sync-period) must be > 0, got 0" in out["error"]
     rc, out, _ = bench("--spec", tmp_path / "missing.json")
     assert rc == 1 and "cannot read the spec file" in out["error"]
     rc, out, _ = bench("--spec", spec, "--devices", "tpu:0")

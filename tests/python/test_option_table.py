@@ -1,25 +1,70 @@
-"""Python's OPTIONS (the Trainer keyword arguments and `crossbow train` flags) against the C++
-table that parses them (crossbow/engine/trainer_options.cc): the same names in the same order,
-one default each."""
+"""The C++ table of options (crossbow/engine/trainer_options.cc) is the one source of the
+Trainer's keyword arguments, the `crossbow train` flags and the checks of their values."""
 import json
 
 import pytest
 
-from crossbow import trainer
+from crossbow import cli, trainer
 
 _C = pytest.importorskip("crossbow._C", reason="crossbow._C is not built (scripts/setup.sh)")
 
 
-def test_options_and_the_cpp_table_name_the_same_options_with_the_same_defaults():
+def test_python_options_are_the_cpp_table_in_its_order_with_its_defaults():
     table = _C.trainer_options()
-    assert [name for name, _, _ in table] == list(trainer.OPTIONS)
-    for name, default_json, _ in table:
-        default = trainer.OPTIONS[name][0]
-        expected = list(default) if isinstance(default, tuple) else default
-        assert json.loads(default_json) == expected, name
+    assert [o["name"] for o in table] == list(trainer.OPTIONS)
+    for o in table:
+        default = json.loads(o["default"])
+        option = trainer.OPTIONS[o["name"]]
+        assert option.default == (tuple(default) if isinstance(default, list) else default)
+        assert option.help.startswith(o["doc"]), o["name"]
 
 
-def test_every_option_python_sends_is_one_cpp_reads_or_knows_as_python_only():
-    python_only = {name for name, _, alone in _C.trainer_options() if alone}
+def test_every_flag_has_the_tables_type_unit_and_rule():
+    train = cli.parser().commands["train"]
+    actions = {a.dest: a for a in train._actions}
+    for o in _C.trainer_options():
+        action = actions[o["name"]]
+        assert action.help.startswith(o["doc"])
+        if o["type"] in ("int", "float", "floats") and o["rule"]:
+            assert f"({o['rule']})" in action.help, o["name"]
+        if o["unit"]:
+            assert action.metavar == o["unit"].upper(), o["name"]
+    assert actions["time_limit"].metavar == "SECONDS"
+    assert "(finite and >= 0)" in actions["lr"].help
+
+
+@pytest.mark.parametrize("name", [o["name"] for o in _C.trainer_options()
+                                  if o["type"] in ("int", "float", "floats") and
+                                  o["rule"].startswith((">", "in", "finite and"))])
+def test_each_numeric_rule_refuses_the_value_just_outside_it(name):
+    """A value outside each option's rule, made from the rule's own text, is a ValueError that
+    names the option as a keyword and as a flag."""
+    rule = trainer.OPTIONS[name]
+    text = dict((o["name"], o["rule"]) for o in _C.trainer_options())[name]
+    bound = text.replace("finite and ", "")
+    if bound.startswith("in"):
+        low = float(bound[4:].split(",")[0])
+        bad = low - 1 if bound[3] == "[" else low
+    else:
+        low = float(bound.split()[-1])
+        bad = low - 1 if bound.startswith(">=") else low
+    if rule.kind is int:
+        bad = int(bad)
+    value = [bad] if rule.is_list else bad
+    flag = "--" + name.replace("_", "-")
+    with pytest.raises(ValueError, match=rf"^{name} \({flag}\) must be "):
+        _C.check_trainer_options(json.dumps({"epochs": 1, name: value}))
+
+
+def test_the_python_only_options_are_those_the_net_and_the_data_loader_read():
+    python_only = {o["name"] for o in _C.trainer_options() if o["reader"] == "python"}
     assert {"batch_size", "momentum", "weight_decay", "workers", "augment"} <= python_only
     assert not python_only & {"sync", "sync_period", "lr", "alpha", "outer_lr", "seed"}
+
+
+def test_non_finite_numbers_reach_the_checks_and_are_refused():
+    with pytest.raises(ValueError, match=r"lr \(--lr\) must be finite and >= 0, got nan"):
+        _C.check_trainer_options(trainer._json({"lr": float("nan"), "epochs": 1}))
+    with pytest.raises(ValueError, match=r"steps \(--steps\) must be finite and >= 0, got "
+                                         r"\[1.0, inf\]"):
+        _C.check_trainer_options(trainer._json({"steps": [1.0, float("inf")], "epochs": 1}))

@@ -65,6 +65,15 @@ def test_dry_run_prints_the_train_command_from_anywhere():
                               "--steps 30 45 --warmup 1")
 
 
+def test_a_bad_override_is_refused_before_any_data_is_converted(tmp_path):
+    r = _cli("he-resnet20", "--lr", "-3", "--data-dir", str(tmp_path), "--cache-dir",
+             str(tmp_path / "c"), "--output", str(tmp_path / "o"))
+    assert r.returncode == 1 and "lr (--lr) must be finite and >= 0, got -3" in r.stderr
+    assert not (tmp_path / "c").exists() and not (tmp_path / "o").exists()
+    r = _cli("he-resnet20", "--dry-run", "--sync", "sam")
+    assert r.returncode == 1 and "did you mean 'sma'" in r.stderr
+
+
 def test_unknown_recipe_and_missing_data_are_clear_errors(tmp_path):
     r = _cli("vgg-cifar")
     assert r.returncode == 1 and "unknown recipe 'vgg-cifar'; did you mean 'vgg16-cifar'" in r.stderr

@@ -28,12 +28,8 @@ def data(n=60, seed=0):
 
 
 def engine(images, labels, devices="cpu:0,cpu:1", k=K, sync="sma"):
-    options = _C.EngineOptions()
-    options.devices = devices
-    options.learners_per_device = k
-    options.sync = sync
-    options.alpha = ALPHA
-    options.central_momentum = MU_Z
+    options = _C.EngineOptions(devices=devices, learners=k, sync=sync, alpha=ALPHA,
+                               central_momentum=MU_Z)
     return _C.Engine(spec(), options, _C.ArraySource(images, labels, B))
 
 
@@ -109,11 +105,10 @@ def test_engine_reports_iterations_and_evaluates_z():
 
 
 def test_bad_options_and_inputs_are_value_errors():
-    options = _C.EngineOptions()
     with pytest.raises(ValueError, match="unknown device 'gpu:0'"):
-        options.devices = "gpu:0"
-    with pytest.raises(ValueError, match="unknown synchronisation 'async'"):
-        options.sync = "async"
+        _C.EngineOptions(devices="gpu:0")
+    with pytest.raises(ValueError, match=r"sync \(--sync\) must be .*, got 'async'"):
+        _C.EngineOptions(sync="async")
     images, labels = data()
     with pytest.raises(ValueError, match="sgd' trains one learner"):
         engine(images, labels, sync="sgd")

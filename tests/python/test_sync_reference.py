@@ -34,12 +34,8 @@ def data(n=60, seed=0):
 
 
 def engine(batch_norm, sync, k, images, labels):
-    options = _C.EngineOptions()
-    options.devices = "cpu:0,cpu:1"
-    options.learners_per_device = k
-    options.sync = sync
-    options.alpha = ALPHA
-    options.central_momentum = MU_Z
+    options = _C.EngineOptions(devices="cpu:0,cpu:1", learners=k, sync=sync, alpha=ALPHA,
+                               central_momentum=MU_Z)
     return _C.Engine(spec(batch_norm), options, _C.ArraySource(images, labels, B))
 
 

@@ -23,20 +23,33 @@ def db(tmp_path):
     return str(path)
 
 
+needs_C = pytest.mark.skipif(not crossbow._native.available(),
+                             reason="crossbow._C is not built (scripts/setup.sh)")
+
+
+@needs_C
 @pytest.mark.parametrize("options, error, message", [
     (dict(batch_size=0, epochs=1), ValueError, r"batch_size \(--batch-size\) must be > 0, got 0"),
     (dict(epochs=1, learners="many"), ValueError, r"learners \(--learners\) must be 'auto' or a number"),
-    (dict(epochs=1, sync="async"), ValueError, r"sync \(--sync\) must be sma, easgd, localsgd, diloco, ssgd or sgd"),
+    (dict(epochs=1, sync="async"), ValueError, r"sync \(--sync\) must be diloco, easgd, localsgd, sgd, sma or ssgd, got 'async'"),
+    (dict(epochs=1.5), ValueError, r"epochs \(--epochs\) must be an integer, got 1.5"),
     (dict(), ValueError, "training would never stop"),
     (dict(epochs=1, resume=True), ValueError, r"resume \(--resume\) needs a checkpoint_dir"),
     (dict(epochs=1, lr_polcy="step"), TypeError, "did you mean 'lr_policy'"),
 ])
-def test_bad_options_fail_before_any_work(no_C, db, options, error, message):
+def test_bad_options_fail_before_any_work(db, tmp_path, options, error, message):
+    """Before the net is built or the data read: a missing database would be the error."""
     with pytest.raises(error, match=message):
-        trainer.Trainer("lenet", db, **options)
+        trainer.Trainer("no_such_net", str(tmp_path / "nowhere"), **options)
 
 
-def test_unknown_net_and_missing_db_fail_before_any_work(no_C, db, tmp_path):
+def test_without_the_extension_train_says_how_to_build_it(no_C, db, capsys):
+    assert cli.main(["train", "--net", "lenet", "--train-db", db, "--epochs", "1"]) == 1
+    assert "scripts/setup.sh" in capsys.readouterr().err
+
+
+@needs_C
+def test_unknown_net_and_missing_db_fail_before_any_work(db, tmp_path):
     with pytest.raises(ValueError, match="unknown net 'resnt32'; did you mean 'resnet32'"):
         trainer.Trainer("resnt32", db, epochs=1)
     with pytest.raises(FileNotFoundError, match="train_db '.*nowhere' does not exist"):
@@ -45,7 +58,8 @@ def test_unknown_net_and_missing_db_fail_before_any_work(no_C, db, tmp_path):
         trainer.Trainer("lenet", db, str(tmp_path / "gone"), epochs=1)
 
 
-def test_cli_reports_bad_input_without_a_traceback(no_C, db, capsys):
+@needs_C
+def test_cli_reports_bad_input_without_a_traceback(db, capsys):
     assert cli.main(["train", "--net", "lenet", "--train-db", db, "--batch-size", "0",
                      "--epochs", "1"]) == 1
     assert "crossbow train: batch_size (--batch-size) must be > 0, got 0" in capsys.readouterr().err
@@ -57,6 +71,7 @@ def test_cli_reports_bad_input_without_a_traceback(no_C, db, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+@needs_C
 def test_cli_flags_are_the_trainer_options():
     args = cli.parser().parse_args(
         ["train", "--net", "resnet32", "--train-db", "a", "--lr-policy", "multistep",

@@ -12,11 +12,7 @@ namespace {
 class DiLoCo : public LocalSGD {
  public:
   DiLoCo(SyncPeriod period, double lr, double momentum)
-      : LocalSGD(period), lr_(static_cast<float>(lr)), mu_(static_cast<float>(momentum)) {
-    CROSSBOW_ENFORCE_VALUE(lr > 0, "outer_lr must be > 0, got ", lr);
-    CROSSBOW_ENFORCE_VALUE(momentum >= 0 && momentum < 1, "outer_momentum must be in [0, 1), got ",
-                           momentum);
-  }
+      : LocalSGD(period), lr_(static_cast<float>(lr)), mu_(static_cast<float>(momentum)) {}
   void Device(const DeviceTurn& t) const override {
     t.sync.MomentumStep(t.sum, 1.f / static_cast<float>(t.learners), 1.f, lr_, mu_, true, t.z,
                         t.central, t.layout.param_floats());

@@ -7,7 +7,7 @@
 namespace crossbow {
 
 CROSSBOW_REGISTER_SYNCHRONISER(easgd, [](const EngineOptions& o) {
-  return std::make_unique<SMA>("EASGD", o.alpha, 0.0, "polyak", PeriodOf(o));
+  return std::make_unique<SMA>(o.alpha, 0.0, "polyak", PeriodOf(o));
 });
 
 }  // namespace crossbow

@@ -4,18 +4,11 @@
 
 namespace crossbow {
 
-SMA::SMA(const std::string& name, double alpha, double central_momentum, const std::string& type,
-         SyncPeriod period)
+SMA::SMA(double alpha, double central_momentum, const std::string& type, SyncPeriod period)
     : alpha_(static_cast<float>(alpha)),
       mu_(static_cast<float>(central_momentum)),
       nesterov_(type == "nesterov"),
-      period_(period) {
-  CROSSBOW_ENFORCE_VALUE(alpha > 0 && alpha <= 1, name, "'s alpha must be in (0, 1], got ", alpha);
-  CROSSBOW_ENFORCE_VALUE(central_momentum >= 0 && central_momentum < 1, name,
-                         "'s central momentum must be in [0, 1), got ", central_momentum);
-  CROSSBOW_ENFORCE_VALUE(type == "polyak" || type == "nesterov",
-                         "central_momentum_type must be polyak or nesterov, got '", type, "'");
-}
+      period_(period) {}
 
 void SMA::Learner(const LearnerTurn& turn) const {
   // Before the step the learner's weights are still its snapshot s_j.
@@ -35,7 +28,7 @@ void SMA::Device(const DeviceTurn& turn) const {
 }
 
 CROSSBOW_REGISTER_SYNCHRONISER(sma, [](const EngineOptions& o) {
-  return std::make_unique<SMA>("SMA", o.alpha, o.central_momentum, o.central_momentum_type,
+  return std::make_unique<SMA>(o.alpha, o.central_momentum, o.central_momentum_type,
                                PeriodOf(o));
 });
 

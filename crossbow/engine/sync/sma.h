@@ -11,9 +11,8 @@ namespace crossbow {
 // every `period` iterations. EASGD is the same update without central momentum (easgd.cc).
 class SMA : public Synchroniser {
  public:
-  // `name` is the algorithm's in messages.
-  SMA(const std::string& name, double alpha, double central_momentum, const std::string& type,
-      SyncPeriod period);
+  // `type`: polyak or nesterov (the option table checks the values).
+  SMA(double alpha, double central_momentum, const std::string& type, SyncPeriod period);
   bool SynchronisesAt(int64_t t) const override { return period_.At(t); }
   void Learner(const LearnerTurn& turn) const override;
   void Device(const DeviceTurn& turn) const override;

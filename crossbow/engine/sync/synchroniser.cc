@@ -2,7 +2,6 @@
 
 #include <map>
 
-#include "crossbow/core/names.h"
 #include "crossbow/engine/engine.h"
 
 namespace crossbow {
@@ -30,21 +29,11 @@ std::vector<std::string> SynchroniserNames() {
   return names;
 }
 
-void CheckSynchroniserName(const std::string& name) {
-  if (Factories().count(name)) return;
-  std::string known;
-  for (const auto& n : SynchroniserNames()) known += (known.empty() ? "" : ", ") + n;
-  throw ValueError(detail::Concat("unknown synchronisation '", name, "'; expected one of ", known,
-                                  DidYouMean(name, SynchroniserNames())));
-}
-
+// The option table has checked the name against SynchroniserNames(), with a did-you-mean.
 std::unique_ptr<Synchroniser> MakeSynchroniser(const EngineOptions& options) {
-  CheckSynchroniserName(options.sync);
-  CROSSBOW_ENFORCE_VALUE(options.sync_period >= 1, "sync_period must be >= 1, got ",
-                         options.sync_period);
-  CROSSBOW_ENFORCE_VALUE(options.sync_warmup >= 0, "sync_warmup must be >= 0, got ",
-                         options.sync_warmup);
-  return Factories().at(options.sync)(options);
+  const auto it = Factories().find(options.sync);
+  CROSSBOW_ENFORCE_VALUE(it != Factories().end(), "unknown synchronisation '", options.sync, "'");
+  return it->second(options);
 }
 
 }  // namespace crossbow

@@ -96,8 +96,6 @@ bool RegisterSynchroniser(const std::string& name, SynchroniserFactory factory);
 
 // The registered names, sorted.
 std::vector<std::string> SynchroniserNames();
-// Throws ValueError "unknown synchronisation 'x'; expected one of ...; did you mean ...".
-void CheckSynchroniserName(const std::string& name);
 std::unique_ptr<Synchroniser> MakeSynchroniser(const EngineOptions& options);
 
 }  // namespace crossbow

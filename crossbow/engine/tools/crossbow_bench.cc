@@ -19,22 +19,19 @@
 #include "crossbow/engine/autotuner.h"
 #include "crossbow/engine/engine.h"
 #include "crossbow/engine/learner_spec.h"
+#include "crossbow/engine/trainer_config.h"
+#include "crossbow/engine/trainer_option_flags.h"
 #ifdef CROSSBOW_WITH_CUDA
 #include "crossbow/core/context_cuda.h"
 #endif
 
+// The training options (--devices, --batch_size, --learners, --sync, --seed ...) are the option
+// table's (trainer_option_flags.h); these are the benchmark's own.
 DEFINE_string(spec, "", "learner spec JSON file (crossbow spec --net resnet32 > resnet32.json)");
-DEFINE_string(devices, "cpu", "cpu, cpu:0-1,cpu:2-3, cuda:0, cuda:0,cuda:1 or cuda:0,cuda:0");
-DEFINE_int32(batch_size, 32, "images per learner per iteration");
-DEFINE_string(learners, "1", "learners per device: a number, or auto (the autotuner picks)");
-DEFINE_string(sync, "sma", "a synchroniser: sma, easgd, localsgd, diloco, ssgd or sgd");
 DEFINE_int32(warmup_iterations, 5, "iterations before measuring (plans compile, graphs record)");
 DEFINE_double(seconds, 3, "seconds measured (after warm-up and autotuning)");
 DEFINE_int32(examples, 1024, "synthetic examples in memory (rounded up to whole batches)");
 DEFINE_int32(num_classes, 10, "labels are drawn from [0, num_classes)");
-DEFINE_int32(threads_per_learner, 1, "CPU threads of each learner's operators");
-DEFINE_uint64(seed, 0, "seed of the data and of the engine");
-DEFINE_double(autotune_threshold, 0.1, "auto: add a learner while throughput grows more");
 DEFINE_int32(autotune_warmup, 3, "auto: iterations after each change, not measured");
 DEFINE_int32(autotune_window, 20, "auto: iterations measured per setting");
 DEFINE_int32(max_learners, 16, "auto: most learners per device");
@@ -56,13 +53,13 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-std::unique_ptr<ArraySource> SyntheticSource(const Shape& example, int64_t batch) {
-  CROSSBOW_ENFORCE_VALUE(batch >= 1 && FLAGS_examples >= 1 && FLAGS_num_classes >= 1,
-                         "--batch_size, --examples and --num_classes must be >= 1");
+std::unique_ptr<ArraySource> SyntheticSource(const Shape& example, int64_t batch, uint64_t seed) {
+  CROSSBOW_ENFORCE_VALUE(FLAGS_examples >= 1 && FLAGS_num_classes >= 1,
+                         "--examples and --num_classes must be >= 1");
   const int64_t n = (FLAGS_examples + batch - 1) / batch * batch;
   int64_t size = 1;
   for (int64_t d : example) size *= d;
-  std::mt19937 rng(static_cast<uint32_t>(FLAGS_seed));
+  std::mt19937 rng(static_cast<uint32_t>(seed));
   std::normal_distribution<float> pixel;
   std::uniform_int_distribution<int32_t> label(0, FLAGS_num_classes - 1);
   std::vector<float> images(n * size);
@@ -106,9 +103,9 @@ json GpuMemory(const std::vector<DeviceLayout>& devices) {
   return out;
 }
 
-json Autotune(Engine& engine, const std::vector<DeviceLayout>& devices) {
+json Autotune(Engine& engine, const std::vector<DeviceLayout>& devices, double threshold) {
   AutotunerOptions options;
-  options.threshold = FLAGS_autotune_threshold;
+  options.threshold = threshold;
   options.max_learners = FLAGS_max_learners;
   options.memory_limit_bytes = MemoryLimit(devices);
   options.warmup_iterations = FLAGS_autotune_warmup;
@@ -127,30 +124,17 @@ json Autotune(Engine& engine, const std::vector<DeviceLayout>& devices) {
           {"seconds", std::chrono::duration<double>(Clock::now() - start).count()}};
 }
 
-json Run() {
+json Run(const json& flags) {
   const LearnerSpec spec = LearnerSpec::FromJson(ReadFile(FLAGS_spec));
-  EngineOptions options;
-  options.devices = ParseDevices(FLAGS_devices);
-  options.sync = FLAGS_sync;
-  options.threads_per_learner = FLAGS_threads_per_learner;
-  options.seed = FLAGS_seed;
+  const TrainerConfig config = ParseTrainerConfig(flags.dump());
+  EngineOptions options = config.engine;
   // Random labels can drive a net without batch norm to a non-finite loss; the throughput is
   // still measured, and "skipped_updates" says how often it happened.
   options.skip_nan = true;
-  const bool autotune = FLAGS_learners == "auto";
-  if (!autotune) {
-    size_t used = 0;
-    try {
-      options.learners_per_device = std::stoi(FLAGS_learners, &used);
-    } catch (const std::exception&) {
-    }
-    CROSSBOW_ENFORCE_VALUE(used == FLAGS_learners.size() && options.learners_per_device >= 1,
-                           "--learners must be 'auto' or a number >= 1, got '", FLAGS_learners,
-                           "'");
-  }
+  const bool autotune = config.trainer.autotune;
   CROSSBOW_ENFORCE_VALUE(FLAGS_warmup_iterations >= 0 && FLAGS_seconds > 0,
                          "--warmup_iterations must be >= 0 and --seconds > 0");
-  auto source = SyntheticSource(spec.input_shape, FLAGS_batch_size);
+  auto source = SyntheticSource(spec.input_shape, flags["batch_size"].get<int64_t>(), options.seed);
   Engine engine(spec, options, source.get());
   json out;
   auto warm_up = [&] {
@@ -158,7 +142,7 @@ json Run() {
   };
   warm_up();
   if (autotune) {
-    out["autotune"] = Autotune(engine, options.devices);
+    out["autotune"] = Autotune(engine, options.devices, config.trainer.autotune_threshold);
     warm_up();  // the chosen count may have just lost learners
   }
   int64_t iterations = 0, images = 0, skipped = 0;
@@ -188,25 +172,41 @@ json Run() {
 }  // namespace
 }  // namespace crossbow
 
+namespace crossbow {
+namespace {
+
+// The engine's options, and of the others what a benchmark without a trainer reads.
+bool BenchReads(const TrainerOption& o) {
+  return o.reader == "engine" || o.name == "batch_size" || o.name == "autotune_threshold";
+}
+
+}  // namespace
+}  // namespace crossbow
+
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
-      "training throughput on synthetic data; prints one JSON line. Usage:\n"
-      "  crossbow_bench --spec resnet32.json --devices cuda:0 --batch_size 32 --learners auto");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  crossbow::InitLogging(argv[0]);
-  nlohmann::json out;
+  nlohmann::json out, flags;
   int rc = 0;
   try {
-    out = crossbow::Run();
+    flags = nlohmann::json::parse(crossbow::TakeOptionFlags(&argc, argv, crossbow::BenchReads));
+  } catch (const std::exception& e) {
+    std::cerr << "crossbow_bench: " << e.what() << std::endl;
+    return 2;
+  }
+  gflags::SetUsageMessage(
+      "training throughput on synthetic data; prints one JSON line. Usage:\n"
+      "  crossbow_bench --spec resnet32.json --devices cuda:0 --batch_size 32 --learners auto\n"
+      "Training options, as crossbow train's:\n" +
+      crossbow::OptionFlagsHelp(crossbow::BenchReads));
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  crossbow::InitLogging(argv[0]);
+  try {
+    out = crossbow::Run(flags);
   } catch (const std::exception& e) {
     out["error"] = e.what();
     rc = 1;
   }
   out["bench"] = "engine";
-  out["devices"] = FLAGS_devices;
-  out["batch_size"] = FLAGS_batch_size;
-  out["learners"] = FLAGS_learners;
-  out["sync"] = FLAGS_sync;
+  for (const char* key : {"devices", "batch_size", "learners", "sync"}) out[key] = flags[key];
   std::cout << out.dump() << std::endl;
   return rc;
 }

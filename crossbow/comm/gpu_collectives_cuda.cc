@@ -1,19 +1,20 @@
-// Chooses the collectives between the GPUs of one process.
+// Chooses the collectives between GPUs: of one process, or one per rank of an MPI job.
 #include <set>
 
 #include "crossbow/comm/gpu_collectives.h"
+#include "crossbow/comm/make_collectives.h"
 #include "crossbow/core/enforce.h"
 
 namespace crossbow {
 namespace {
 
-std::unique_ptr<DeviceCollectives> Make(const std::vector<Device>& gpus) {
+std::unique_ptr<Collectives> Make(const std::vector<Device>& gpus, ProcessGroup* ranks,
+                                  std::chrono::milliseconds timeout) {
+  if (ranks) return MakeRankNcclCollectives(*ranks, gpus[0], timeout);
   std::set<int> distinct;
   std::vector<int> indices;
   std::string names;
   for (const Device& d : gpus) {
-    CROSSBOW_ENFORCE_VALUE(d.type == DeviceType::kCUDA, "collectives between GPUs got device ",
-                           d.ToString());
     distinct.insert(d.index);
     indices.push_back(d.index);
     names += (names.empty() ? "" : ",") + d.ToString();
@@ -26,7 +27,7 @@ std::unique_ptr<DeviceCollectives> Make(const std::vector<Device>& gpus) {
       "yet; use distinct GPUs (cuda:0,cuda:1) or logical devices of one GPU (cuda:0,cuda:0)"));
 }
 
-const bool registered = RegisterDeviceCollectives(Make);
+const bool registered = RegisterGpuCollectives(Make);
 
 }  // namespace
 }  // namespace crossbow
