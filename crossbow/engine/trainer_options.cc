@@ -282,7 +282,7 @@ const std::vector<Entry>& Entries() {
                       "diloco: learning rate of the outer step on z"),
       CROSSBOW_ENGINE("outer_momentum", outer_momentum, "", Fraction(),
                       "diloco: Nesterov momentum of the outer step"),
-      CROSSBOW_TRAINER("autotune_threshold", autotune_threshold, "", Above(0),
+      CROSSBOW_TRAINER("autotune_threshold", autotune_threshold, "", AtLeast(0),
                        "the autotuner adds learners while throughput grows more than this"),
       CROSSBOW_ENGINE("threads_per_learner", threads_per_learner, "threads", Above(0),
                       "threads each learner's operators run on"),
