@@ -234,7 +234,7 @@ void Trainer::Loop::Resume(const std::string& path, const LrPolicy& policy) {
   info_.options = RunOptions();
   for (const auto& [name, value] : info_.options) {
     const auto it = c->info.options.find(name);
-    if (it != c->info.options.end() && it->second != value) {
+    if (name != "resume" && it != c->info.options.end() && it->second != value) {
       LOG(WARNING) << "resuming with " << name << " " << value << "; the checkpoint's run had "
                    << it->second;
     }
