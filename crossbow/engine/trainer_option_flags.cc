@@ -75,8 +75,8 @@ std::string OptionFlagsHelp(const OptionFilter& read) {
     std::transform(metavar.begin(), metavar.end(), metavar.begin(),
                    [](unsigned char c) { return std::toupper(c); });
     help += "  --" + o.name + (metavar.empty() ? "" : " " + metavar) + "  " + o.doc +
-            (o.rule.empty() || o.type == "str" ? "" : " (" + o.rule + ")") + " [" +
-            o.default_json + "]\n";
+            (o.rule.empty() || o.type == "str" ? "" : " (" + o.rule + ")") + " [" + o.default_json +
+            "]\n";
   }
   return help;
 }

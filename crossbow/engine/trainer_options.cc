@@ -22,24 +22,23 @@ using nlohmann::json;
 
 enum class Type { kInt, kFloat, kString, kBool, kFloats };
 
-const char* TypeName(Type t) {
-  switch (t) {
-    case Type::kInt: return "int";
-    case Type::kFloat: return "float";
-    case Type::kString: return "str";
-    case Type::kBool: return "bool";
-    case Type::kFloats: return "floats";
-  }
-  return "";
-}
+// By Type: the name Python reads, and what a value of it is in an error.
+const char* const kTypeNames[] = {"int", "float", "str", "bool", "floats"};
+const char* const kTypeWhat[] = {"an integer", "a number", "a string", "true or false",
+                                 "a list of numbers"};
 
 template <typename T>
 constexpr Type TypeOf() {
-  if constexpr (std::is_same_v<T, bool>) return Type::kBool;
-  else if constexpr (std::is_integral_v<T>) return Type::kInt;
-  else if constexpr (std::is_floating_point_v<T>) return Type::kFloat;
-  else if constexpr (std::is_same_v<T, std::string>) return Type::kString;
-  else return Type::kFloats;
+  if constexpr (std::is_same_v<T, bool>)
+    return Type::kBool;
+  else if constexpr (std::is_integral_v<T>)
+    return Type::kInt;
+  else if constexpr (std::is_floating_point_v<T>)
+    return Type::kFloat;
+  else if constexpr (std::is_same_v<T, std::string>)
+    return Type::kString;
+  else
+    return Type::kFloats;
 }
 
 // What a value must be: within bounds (numbers, each of a list's), or one of some names.
@@ -56,7 +55,7 @@ struct Rule {
       return detail::Concat("in ", above ? "(" : "[", Number(above ? *above : *at_least), ", ",
                             Number(below ? *below : *at_most), below ? ")" : "]");
     }
-    std::string bound = above     ? "> " + Number(*above)
+    std::string bound = above      ? "> " + Number(*above)
                         : at_least ? ">= " + Number(*at_least)
                         : below    ? "< " + Number(*below)
                         : at_most  ? "<= " + Number(*at_most)
@@ -92,10 +91,10 @@ struct Rule {
 Rule Above(double v) { return {v, {}, {}, {}, nullptr, true}; }
 Rule AtLeast(double v) { return {{}, v, {}, {}, nullptr, true}; }
 Rule Finite() { return {{}, {}, {}, {}, nullptr, true}; }
-Rule Within(double low, double high) { return {{}, low, {}, high, nullptr, true}; }  // [ ]
+Rule Within(double low, double high) { return {{}, low, {}, high, nullptr, true}; }       // [ ]
 Rule AboveAtMost(double low, double high) { return {low, {}, {}, high, nullptr, true}; }  // ( ]
-Rule AboveBelow(double low, double high) { return {low, {}, high, {}, nullptr, true}; }  // ( )
-Rule Fraction() { return {{}, 0.0, 1.0, {}, nullptr, true}; }  // [0, 1)
+Rule AboveBelow(double low, double high) { return {low, {}, high, {}, nullptr, true}; }   // ( )
+Rule Fraction() { return {{}, 0.0, 1.0, {}, nullptr, true}; }                             // [0, 1)
 Rule OneOf(std::function<std::vector<std::string>()> names) {
   return {{}, {}, {}, {}, std::move(names), false};
 }
@@ -152,10 +151,18 @@ json Typed(const json& v, Type t, const std::string& name) {
   const json n = NumberOf(v);
   bool ok = false;
   switch (t) {
-    case Type::kInt: ok = v.is_number_integer(); break;
-    case Type::kFloat: ok = n.is_number(); break;
-    case Type::kString: ok = v.is_string(); break;
-    case Type::kBool: ok = v.is_boolean(); break;
+    case Type::kInt:
+      ok = v.is_number_integer();
+      break;
+    case Type::kFloat:
+      ok = n.is_number();
+      break;
+    case Type::kString:
+      ok = v.is_string();
+      break;
+    case Type::kBool:
+      ok = v.is_boolean();
+      break;
     case Type::kFloats: {
       if (!v.is_array()) break;
       json list = json::array();
@@ -165,17 +172,14 @@ json Typed(const json& v, Type t, const std::string& name) {
       break;
     }
   }
-  static const char* const kWhat[] = {"an integer", "a number", "a string", "true or false",
-                                      "a list of numbers"};
-  CROSSBOW_ENFORCE_VALUE(ok, Flag(name), " must be ", kWhat[static_cast<int>(t)], ", got ",
+  CROSSBOW_ENFORCE_VALUE(ok, Flag(name), " must be ", kTypeWhat[static_cast<int>(t)], ", got ",
                          v.dump());
   return t == Type::kFloat ? n : v;
 }
 
 void CheckRule(const Entry& e, const json& v) {
   CROSSBOW_ENFORCE_VALUE(e.rule.Allows(v), Flag(e.name), " must be ",
-                         e.rule.Text(e.type == Type::kInt), ", got ",
-                         Shown(v),
+                         e.rule.Text(e.type == Type::kInt), ", got ", Shown(v),
                          e.rule.one_of && v.is_string()
                              ? DidYouMean(v.get<std::string>(), e.rule.one_of())
                              : std::string());
@@ -188,11 +192,11 @@ json OrNull(const T& v) {
 
 // Checked fields of the engine's and the trainer's options; UNSET ones are 0 or empty when
 // not set and read as null (off).
-#define CROSSBOW_OPTION(key, part, member, unit, rule, doc, get_value)                           \
-  Entry {                                                                                        \
-    key, TypeOf<decltype(TrainerConfig{}.member)>(), part, unit, rule, doc, false,               \
-        [](const TrainerConfig& c) { return get_value(c.member); },                              \
-        [](const json& v, TrainerConfig* c) { c->member = v.get<decltype(c->member)>(); }        \
+#define CROSSBOW_OPTION(key, part, member, unit, rule, doc, get_value)                    \
+  Entry {                                                                                 \
+    key, TypeOf<decltype(TrainerConfig{}.member)>(), part, unit, rule, doc, false,        \
+        [](const TrainerConfig& c) { return get_value(c.member); },                       \
+        [](const json& v, TrainerConfig* c) { c->member = v.get<decltype(c->member)>(); } \
   }
 #define CROSSBOW_ENGINE(key, member, unit, rule, doc) \
   CROSSBOW_OPTION(key, Part::kEngine, engine.member, unit, rule, doc, json)
@@ -200,10 +204,10 @@ json OrNull(const T& v) {
   CROSSBOW_OPTION(key, Part::kTrainer, trainer.member, unit, rule, doc, json)
 #define CROSSBOW_UNSET(key, member, unit, rule, doc) \
   CROSSBOW_OPTION(key, Part::kTrainer, trainer.member, unit, rule, doc, OrNull)
-#define CROSSBOW_PYTHON(key, type, unit, rule, doc, value)                                     \
-  Entry {                                                                                      \
-    key, type, Part::kPython, unit, rule, doc, false,                                          \
-        [](const TrainerConfig&) { return json(value); }, nullptr                              \
+#define CROSSBOW_PYTHON(key, type, unit, rule, doc, value)        \
+  Entry {                                                         \
+    key, type, Part::kPython, unit, rule, doc, false,             \
+        [](const TrainerConfig&) { return json(value); }, nullptr \
   }
 
 Entry PerRank(Entry e) {
@@ -275,8 +279,9 @@ const std::vector<Entry>& Entries() {
                       "sma, easgd: pull of the learners towards the average model"),
       CROSSBOW_ENGINE("central_momentum", central_momentum, "", Fraction(),
                       "sma: momentum of the average model"),
-      CROSSBOW_ENGINE("central_momentum_type", central_momentum_type, "",
-                      OneOf([] { return std::vector<std::string>{"polyak", "nesterov"}; }),
+      CROSSBOW_ENGINE("central_momentum_type", central_momentum_type, "", OneOf([] {
+                        return std::vector<std::string>{"polyak", "nesterov"};
+                      }),
                       "sma: polyak or nesterov central momentum"),
       CROSSBOW_ENGINE("outer_lr", outer_lr, "", Above(0),
                       "diloco: learning rate of the outer step on z"),
@@ -292,15 +297,13 @@ const std::vector<Entry>& Entries() {
                      "where checkpoints go (none: no checkpoints)"),
       CROSSBOW_TRAINER("checkpoint_every_epochs", checkpoint_every_epochs, "epochs", AtLeast(0),
                        "epochs between checkpoints (0: never by epochs)"),
-      CROSSBOW_TRAINER("checkpoint_every_minutes", checkpoint_every_minutes, "minutes",
-                       AtLeast(0),
+      CROSSBOW_TRAINER("checkpoint_every_minutes", checkpoint_every_minutes, "minutes", AtLeast(0),
                        "minutes between checkpoints (0: never by time)"),
       CROSSBOW_TRAINER("resume", resume, "", Any(),
                        "continue from the checkpoint in checkpoint_dir, if any"),
       PerRank(CROSSBOW_UNSET("metrics", metrics_path, "", Any(), "metrics file (JSON lines)")),
       PerRank(CROSSBOW_PYTHON("tensorboard", Type::kString, "", Any(),
-                              "TensorBoard folder: scalars written while training runs",
-                              nullptr)),
+                              "TensorBoard folder: scalars written while training runs", nullptr)),
       CROSSBOW_TRAINER("log_every", log_every, "iterations", Above(0),
                        "iterations between metrics records"),
       PerRank(CROSSBOW_TRAINER("progress", progress, "", Any(), "a progress bar on stderr")),
@@ -316,23 +319,19 @@ const std::vector<Entry>& Entries() {
                       "input preset: cifar, imagenet, mnist or none (see the guide), or auto: "
                       "the net's own",
                       "auto"),
-      CROSSBOW_PYTHON("input_size", Type::kInt, "pixels",
-                      Within(64, 224),
+      CROSSBOW_PYTHON("input_size", Type::kInt, "pixels", Within(64, 224),
                       "ImageNet nets: input side (default 224)", nullptr),
       CROSSBOW_PYTHON("mean", Type::kFloats, "", Within(0, 1),
-                      "per-channel mean in [0, 1] units, overriding the preset's",
-                      json::array()),
+                      "per-channel mean in [0, 1] units, overriding the preset's", json::array()),
       CROSSBOW_PYTHON("std", Type::kFloats, "", Above(0),
                       "per-channel standard deviation, overriding the preset's", json::array()),
       CROSSBOW_PYTHON("num_classes", Type::kInt, "", AtLeast(1),
                       "classes of the net's last layer (default: the net's dataset)", nullptr),
       CROSSBOW_ENGINE("seed", seed, "", AtLeast(0), "seed of initialisation and data order"),
-      {"collective_timeout", Type::kFloat, Part::kEngine, "seconds",
-       AboveBelow(0, 2e6),
+      {"collective_timeout", Type::kFloat, Part::kEngine, "seconds", AboveBelow(0, 2e6),
        "MPI: time a rank waits for the others before it gives up (longer than an evaluation "
        "of the test set)",
-       false,
-       [](const TrainerConfig& c) { return json(c.engine.collective_timeout_ms / 1000.0); },
+       false, [](const TrainerConfig& c) { return json(c.engine.collective_timeout_ms / 1000.0); },
        [](const json& v, TrainerConfig* c) {
          c->engine.collective_timeout_ms = static_cast<int>(v.get<double>() * 1000);
        }},
@@ -363,9 +362,9 @@ std::vector<TrainerOption> TrainerOptionTable() {
   const TrainerConfig defaults = Defaults();
   std::vector<TrainerOption> out;
   for (const Entry& e : Entries()) {
-    out.push_back({e.name, TypeName(e.type), e.get(defaults).dump(), e.unit,
-                   e.rule.Text(e.type == Type::kInt),
-                   e.doc, kReaders[static_cast<int>(e.part)], e.per_rank});
+    out.push_back({e.name, kTypeNames[static_cast<int>(e.type)], e.get(defaults).dump(), e.unit,
+                   e.rule.Text(e.type == Type::kInt), e.doc, kReaders[static_cast<int>(e.part)],
+                   e.per_rank});
   }
   return out;
 }

@@ -62,13 +62,13 @@ void BindTrainer(py::module_& m) {
           out.append(py::dict(py::arg("name") = o.name, py::arg("type") = o.type,
                               py::arg("default") = o.default_json, py::arg("unit") = o.unit,
                               py::arg("rule") = o.rule, py::arg("doc") = o.doc,
-                              py::arg("reader") = o.reader,
-                              py::arg("per_rank") = o.per_rank));
+                              py::arg("reader") = o.reader, py::arg("per_rank") = o.per_rank));
         }
         return out;
       },
       "the table of training options, in the order of the flags: dicts of name, type (int, "
-      "float, str, bool, floats), default (JSON), unit, rule, doc, reader (engine, trainer or python), "
+      "float, str, bool, floats), default (JSON), unit, rule, doc, reader (engine, trainer or "
+      "python), "
       "per_rank");
   m.def(
       "check_trainer_options",

@@ -1,5 +1,4 @@
 #include "crossbow/engine/metrics.h"
-#include "tests/cpp/scratch_dir.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,6 +10,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "tests/cpp/scratch_dir.h"
 
 namespace crossbow {
 namespace {

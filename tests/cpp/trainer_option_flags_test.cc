@@ -25,9 +25,9 @@ nlohmann::json Take(std::vector<std::string>* args, const OptionFilter& read = A
 }
 
 TEST(OptionFlags, ReadFlagsAsCrossbowTrainDoesAndLeaveTheOthers) {
-  std::vector<std::string> args = {"tool",        "--batch-size", "8",          "--spec",
-                                   "x.json",      "--lr=0.5",     "--no-progress", "--resume",
-                                   "--steps=1,2", "--sync",       "localsgd",   "--seconds=3"};
+  std::vector<std::string> args = {"tool",     "--batch-size",  "8",        "--spec",      "x.json",
+                                   "--lr=0.5", "--no-progress", "--resume", "--steps=1,2", "--sync",
+                                   "localsgd", "--seconds=3"};
   const nlohmann::json o = Take(&args);
   EXPECT_EQ(o["batch_size"], 8);
   EXPECT_EQ(o["lr"], 0.5);

@@ -319,8 +319,9 @@ TEST(Trainer, BadOptionsFailBeforeAnyWork) {
   EXPECT_NE(error(&train, target).find("needs a test source"), std::string::npos);
   TrainerOptions policy = ok;
   policy.lr.policy = "stepp";
-  EXPECT_NE(error(&train, policy).find("lr_policy (--lr-policy) must be fixed, step, multistep, "
-                                       "exp, inv or poly, got 'stepp'; did you mean 'step'?"),
+  EXPECT_NE(error(&train, policy)
+                .find("lr_policy (--lr-policy) must be fixed, step, multistep, "
+                      "exp, inv or poly, got 'stepp'; did you mean 'step'?"),
             std::string::npos);
 }
 

@@ -28,8 +28,7 @@ void SMA::Device(const DeviceTurn& turn) const {
 }
 
 CROSSBOW_REGISTER_SYNCHRONISER(sma, [](const EngineOptions& o) {
-  return std::make_unique<SMA>(o.alpha, o.central_momentum, o.central_momentum_type,
-                               PeriodOf(o));
+  return std::make_unique<SMA>(o.alpha, o.central_momentum, o.central_momentum_type, PeriodOf(o));
 });
 
 }  // namespace crossbow
