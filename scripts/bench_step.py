@@ -3,8 +3,8 @@
 PyTorch on the same machine, same architecture, same thread count, rounds interleaved.
 
 Each measurement runs in its own process: Crossbow's under this interpreter, PyTorch's under
---peer-python (scripts/peer.py: the venv of scripts/setup_peer.sh when present, Debian's
-python3-torch otherwise), once per peer mode: eager, channels_last and torch.compile (its first
+--peer-python (scripts/peer.py: the venv of scripts/setup_peer.sh: current
+PyTorch from PyPI), once per peer mode: eager, channels_last and torch.compile (its first
 step, the compile, is reported apart and never timed). Prints the peer it used, a table
 (medians, min-max) and JSON lines with Crossbow's ratio against each mode and the best.
 

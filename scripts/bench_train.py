@@ -31,8 +31,8 @@ Both sides alike:
               included; PyTorch: its first batch included). The autotuner's decisions are
               reported on their own.
 
-The PyTorch peer runs under --peer-python (scripts/peer.py: the venv of scripts/setup_peer.sh
-when present, Debian's python3-torch otherwise; named in the output) with OPENBLAS_CORETYPE and
+The PyTorch peer runs under --peer-python (scripts/peer.py: the venv of scripts/setup_peer.sh,
+current PyTorch from PyPI; named in the output) with OPENBLAS_CORETYPE and
 OPENBLAS_L2_SIZE unset, once per --modes configuration (eager, channels_last, torch.compile; the
 compile step is timed apart, never counted), at each --peer-batches size (hardware); the last
 JSON lines give Crossbow's ratio against each and against the best.

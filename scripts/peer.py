@@ -13,7 +13,6 @@ import subprocess
 import sys
 
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
-DEBIAN_PYTHON = "/usr/bin/python3"  # python3-torch
 # The peer's configurations: eager NCHW, eager channels_last, torch.compile (scripts/torch_modes.py).
 MODES = ("eager", "channels_last", "compile")
 
@@ -32,16 +31,15 @@ def venv_dir():
 
 
 def default_python():
-    """The venv's python when scripts/setup_peer.sh has made it, Debian's python3 otherwise."""
-    venv_python = os.path.join(venv_dir(), "bin", "python")
-    return venv_python if os.access(venv_python, os.X_OK) else DEBIAN_PYTHON
+    """The python of the venv scripts/setup_peer.sh makes: current PyTorch from PyPI, never
+    Debian's three-year-old python3-torch unless --peer-python names it."""
+    return os.path.join(venv_dir(), "bin", "python")
 
 
 def add_argument(parser):
     parser.add_argument("--peer-python", default=default_python(),
                         help="the Python whose torch is the peer (default: the venv of "
-                             "scripts/setup_peer.sh when present, else /usr/bin/python3; "
-                             "now %(default)s)")
+                             "scripts/setup_peer.sh, %(default)s)")
 
 
 def env(base=None):
@@ -55,6 +53,9 @@ def env(base=None):
 
 def describe(python):
     """{"python", "torch", "onednn", "compile"} of the peer; a clear error when it has no torch."""
+    if not os.access(python, os.X_OK):
+        raise RuntimeError(f"no peer Python at {python}: run scripts/setup_peer.sh (current "
+                           f"PyTorch from PyPI) or pass --peer-python PATH")
     out = subprocess.run([python, "-c", _DESCRIBE], env=env(), capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"the peer {python} cannot import torch (run scripts/setup_peer.sh or "

@@ -37,9 +37,10 @@ def fake_peer(tmp_path, torch_source=FAKE_TORCH):
     return str(python)
 
 
-def test_default_is_the_venv_when_present_and_debian_otherwise(tmp_path, monkeypatch):
+def test_default_is_the_venv_and_a_missing_one_says_how_to_make_it(tmp_path, monkeypatch):
     monkeypatch.setenv("CROSSBOW_PEER_VENV", str(tmp_path / "venv"))
-    assert peer.default_python() == "/usr/bin/python3"
+    with pytest.raises(RuntimeError, match="run scripts/setup_peer.sh"):
+        peer.describe(peer.default_python())
     (tmp_path / "venv" / "bin").mkdir(parents=True)
     fake_peer(tmp_path / "venv" / "bin")
     assert peer.default_python() == str(tmp_path / "venv" / "bin" / "python")
