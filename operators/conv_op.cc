@@ -45,13 +45,24 @@ Shape ConvOutputShape(const OperatorDef& def, const ConvParams& p, const Shape& 
 namespace {
 
 // The descriptors and geometry that forward and backward primitives of one convolution share.
+// A tensor is read as `*_in` (bf16 in precision bf16) and written as `*_out` (always f32): the
+// forward pass reads X and W and writes Y, backward-weights reads X and dY and writes dW,
+// backward-data reads W and dY and writes dX.
 struct ConvDescs {
-  ConvDescs(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y, bool bias)
-      : x_any(AnyDesc(x)), y_any(AnyDesc(y)), bias(bias ? PlainDesc({w[0]}) : memory::desc()) {
-    memory::dims w_dims = Dims(w);
+  ConvDescs(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y, bool bias,
+            Precision precision)
+      : bias(bias ? PlainDesc({w[0]}) : memory::desc()) {
+    const auto read =
+        precision == Precision::kBF16 ? memory::data_type::bf16 : memory::data_type::f32;
+    Shape w_dims = w;
     if (p.group > 1) w_dims = {p.group, w[0] / p.group, w[1], w[2], w[3]};
-    w_any = memory::desc(w_dims, memory::data_type::f32, memory::format_tag::any);
-    w_plain = PlainDesc(Shape(w_dims.begin(), w_dims.end()));
+    x_in = AnyDesc(x, read);
+    x_out = AnyDesc(x);
+    y_in = AnyDesc(y, read);
+    y_out = AnyDesc(y);
+    w_in = AnyDesc(w_dims, read);
+    w_out = AnyDesc(w_dims);
+    w_plain = PlainDesc(w_dims);
     strides = {p.stride, p.stride};
     dilates = {p.dilation - 1, p.dilation - 1};
     pads = {p.pad, p.pad};
@@ -60,11 +71,12 @@ struct ConvDescs {
   dnnl::convolution_forward::primitive_desc Forward(const dnnl::engine& engine) const {
     auto desc =
         dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
-                                        x_any, w_any, bias, y_any, strides, dilates, pads, pads);
+                                        x_in, w_in, bias, y_out, strides, dilates, pads, pads);
     return {desc, engine};
   }
 
-  memory::desc x_any, y_any, bias, w_any, w_plain;  // w in oihw, or goihw with groups
+  memory::desc x_in, x_out, y_in, y_out, w_in, w_out;  // layout "any"
+  memory::desc bias, w_plain;                          // w in oihw, or goihw with groups
   memory::dims strides, dilates, pads;
 };
 
@@ -79,7 +91,7 @@ void ConvOp::Build(const memory::desc& x_md) {
   const bool bias = InputSize() == 3;
   y_shape_ =
       ConvOutputShape(def(), params_, x.shape(), w.shape(), bias ? &Input(2).shape() : nullptr);
-  ConvDescs descs(params_, x.shape(), w.shape(), y_shape_, bias);
+  ConvDescs descs(params_, x.shape(), w.shape(), y_shape_, bias, context_->precision());
   auto pd = descs.Forward(context_->engine());
   primitive_ = dnnl::convolution_forward(pd);
   src_md_ = pd.src_desc();
@@ -121,11 +133,11 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
   const Tensor& w = Input(1);
   const Shape y_shape = ConvOutputShape(def(), params_, x.shape(), w.shape(), nullptr);
   EnforceInputShape(2, y_shape);
-  ConvDescs descs(params_, x.shape(), w.shape(), y_shape, want_bias_);
+  ConvDescs descs(params_, x.shape(), w.shape(), y_shape, want_bias_, context_->precision());
   auto hint = descs.Forward(context_->engine());
   if (want_weights_) {
     auto desc = dnnl::convolution_backward_weights::desc(
-        algorithm::convolution_direct, descs.x_any, descs.w_any, descs.bias, descs.y_any,
+        algorithm::convolution_direct, descs.x_in, descs.w_out, descs.bias, descs.y_in,
         descs.strides, descs.dilates, descs.pads, descs.pads);
     dnnl::convolution_backward_weights::primitive_desc pd(desc, context_->engine(), hint);
     weights_primitive_ = dnnl::convolution_backward_weights(pd);
@@ -134,8 +146,8 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
     bw_dw_md_ = pd.diff_weights_desc();
   }
   if (want_data_) {
-    auto desc = dnnl::convolution_backward_data::desc(algorithm::convolution_direct, descs.x_any,
-                                                      descs.w_any, descs.y_any, descs.strides,
+    auto desc = dnnl::convolution_backward_data::desc(algorithm::convolution_direct, descs.x_out,
+                                                      descs.w_in, descs.y_in, descs.strides,
                                                       descs.dilates, descs.pads, descs.pads);
     dnnl::convolution_backward_data::primitive_desc pd(desc, context_->engine(), hint);
     data_primitive_ = dnnl::convolution_backward_data(pd);

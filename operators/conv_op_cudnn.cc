@@ -1,11 +1,13 @@
 // Conv and ConvGradient on cuDNN. Algorithms are chosen from cuDNN's heuristics (host work only)
 // when an operator first meets a shape, and the scratch memory they need is reserved then, so
-// that later runs (and CUDA graph captures of them) allocate nothing. Convolutions run in FMA
-// math: no TF32, so that results match the CPU's to 1e-4.
+// that later runs (and CUDA graph captures of them) allocate nothing. In precision fp32,
+// convolutions run in FMA math: no TF32, so that results match the CPU's to 1e-4; in tf32 they
+// may use TF32 tensor cores.
 #include <algorithm>
 #include <vector>
 
 #include "crossbow/core/context_cuda.h"
+#include "crossbow/core/precision.h"
 #include "operators/conv_op.h"
 #include "operators/cudnn_utils_cuda.h"
 
@@ -19,28 +21,37 @@ using cudnn::kZero;
 // own scratch, and small batches (Crossbow's case) rarely gain from more.
 constexpr size_t kMaxWorkspaceBytes = size_t{256} << 20;
 
-// The first algorithm in cuDNN's ranking that runs within the workspace limit and without
-// tensor-op math. The descriptor's FMA math type is never changed to the ranking's, which is
-// what keeps TF32 out; an entry that reports tensor-op math is passed over all the same.
+cudnnMathType_t MathType(Precision precision) {
+  return precision == Precision::kTF32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+}
+
+// The first algorithm in cuDNN's ranking that runs within the workspace limit, and in fp32
+// without tensor-op math. The descriptor's FMA math type is never changed to the ranking's,
+// which is what keeps TF32 out; an entry that reports tensor-op math is passed over all the
+// same.
 template <typename Perf>
 Perf PickAlgorithm(const std::vector<Perf>& ranked, int returned, const OperatorBase& op,
-                   const char* direction) {
+                   Precision precision, const char* direction) {
+  const bool fp32 = precision == Precision::kFP32;
   for (int i = 0; i < returned; ++i) {
     const Perf& p = ranked[i];
     const bool tensor_op =
         p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-    if (p.status == CUDNN_STATUS_SUCCESS && !tensor_op && p.memory <= kMaxWorkspaceBytes) return p;
+    if (p.status == CUDNN_STATUS_SUCCESS && !(fp32 && tensor_op) &&
+        p.memory <= kMaxWorkspaceBytes) {
+      return p;
+    }
   }
-  CROSSBOW_FAIL(cudnn::Describe(op), ": cuDNN offers no ", direction,
-                " algorithm in FP32 (FMA) math within ", kMaxWorkspaceBytes >> 20,
-                " MiB of workspace (", returned, " ranked)");
+  CROSSBOW_FAIL(cudnn::Describe(op), ": cuDNN offers no ", direction, " algorithm in ",
+                fp32 ? "FP32 (FMA)" : PrecisionName(precision), " math within ",
+                kMaxWorkspaceBytes >> 20, " MiB of workspace (", returned, " ranked)");
 }
 
 // The descriptors of one convolution on one input shape, shared by the forward and backward
 // operators.
 struct ConvDescriptors {
   void Set(const OperatorBase& op, const ConvParams& p, const Shape& x, const Shape& w,
-           const Shape& y) {
+           const Shape& y, Precision precision) {
     cudnn::SetNCHW(this->x, x, op);
     cudnn::SetNCHW(this->y, y, op);
     cudnn::SetNCHW(bias, {1, w[0], 1, 1}, op);
@@ -53,8 +64,8 @@ struct ConvDescriptors {
         cudnn::Describe(op));
     CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv, static_cast<int>(p.group)),
                 cudnn::Describe(op));
-    // CUDNN_DEFAULT_MATH would allow TF32 on Ampere and newer.
-    CUDNN_CHECK(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH), cudnn::Describe(op));
+    // CUDNN_DEFAULT_MATH would allow TF32 on Ampere and newer even in fp32.
+    CUDNN_CHECK(cudnnSetConvolutionMathType(conv, MathType(precision)), cudnn::Describe(op));
     int n = 0, c = 0, h = 0, wd = 0;
     CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv, this->x, this->w, &n, &c, &h, &wd),
                 cudnn::Describe(op));
@@ -75,7 +86,7 @@ cudnnConvolutionFwdAlgo_t ChooseForward(CUDAContext* context, const ConvDescript
                                                      static_cast<int>(ranked.size()), &returned,
                                                      ranked.data()),
               cudnn::Describe(op));
-  const auto best = PickAlgorithm(ranked, returned, op, "forward");
+  const auto best = PickAlgorithm(ranked, returned, op, context->precision(), "forward");
   size_t bytes = 0;
   CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(context->cudnn(), d.x, d.w, d.conv, d.y,
                                                       best.algo, &bytes),
@@ -92,7 +103,7 @@ cudnnConvolutionBwdDataAlgo_t ChooseBackwardData(CUDAContext* context, const Con
                                                           static_cast<int>(ranked.size()),
                                                           &returned, ranked.data()),
               cudnn::Describe(op));
-  const auto best = PickAlgorithm(ranked, returned, op, "backward-data");
+  const auto best = PickAlgorithm(ranked, returned, op, context->precision(), "backward-data");
   size_t bytes = 0;
   CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(context->cudnn(), d.w, d.y, d.conv, d.x,
                                                            best.algo, &bytes),
@@ -109,7 +120,7 @@ cudnnConvolutionBwdFilterAlgo_t ChooseBackwardFilter(CUDAContext* context, const
                                                             static_cast<int>(ranked.size()),
                                                             &returned, ranked.data()),
               cudnn::Describe(op));
-  const auto best = PickAlgorithm(ranked, returned, op, "backward-filter");
+  const auto best = PickAlgorithm(ranked, returned, op, context->precision(), "backward-filter");
   size_t bytes = 0;
   CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(context->cudnn(), d.x, d.y, d.conv,
                                                              d.w, best.algo, &bytes),
@@ -152,7 +163,7 @@ class ConvCudnnOp final : public Operator<CUDAContext> {
     const Shape& x = Input(0).shape();
     const Shape& w = Input(1).shape();
     y_shape_ = ConvOutputShape(def(), params_, x, w, bias ? &Input(2).shape() : nullptr);
-    d_.Set(*this, params_, x, w, y_shape_);
+    d_.Set(*this, params_, x, w, y_shape_, context_->precision());
     workspace_bytes_ = 0;
     algo_ = ChooseForward(context_, d_, *this, &workspace_bytes_);
     context_->Scratch(workspace_bytes_);
@@ -214,7 +225,7 @@ class ConvGradientCudnnOp final : public Operator<CUDAContext> {
     const Shape& w = Input(1).shape();
     y_shape_ = ConvOutputShape(def(), params_, x, w, nullptr);
     EnforceInputShape(2, y_shape_);
-    d_.Set(*this, params_, x, w, y_shape_);
+    d_.Set(*this, params_, x, w, y_shape_, context_->precision());
     workspace_bytes_ = 0;
     if (HasOutput(0)) filter_algo_ = ChooseBackwardFilter(context_, d_, *this, &workspace_bytes_);
     if (HasOutput(2)) data_algo_ = ChooseBackwardData(context_, d_, *this, &workspace_bytes_);

@@ -16,8 +16,8 @@ memory::desc PlainDesc(const Shape& shape) {
 
 memory::desc DescOf(const Tensor& t) { return t.is_plain() ? PlainDesc(t.shape()) : t.layout(); }
 
-memory::desc AnyDesc(const Shape& shape) {
-  return memory::desc(Dims(shape), memory::data_type::f32, memory::format_tag::any);
+memory::desc AnyDesc(const Shape& shape, memory::data_type type) {
+  return memory::desc(Dims(shape), type, memory::format_tag::any);
 }
 
 bool IsPlain(const memory::desc& md, const Shape& shape) { return md == PlainDesc(shape); }

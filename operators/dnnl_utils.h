@@ -17,7 +17,7 @@ memory::desc PlainDesc(const Shape& shape);
 // The tensor's own layout: its blocked descriptor, or the plain one.
 memory::desc DescOf(const Tensor& t);
 // Format "any": lets a primitive pick the layout (blocked for convolutions).
-memory::desc AnyDesc(const Shape& shape);
+memory::desc AnyDesc(const Shape& shape, memory::data_type type = memory::data_type::f32);
 // Gives `t` this shape with layout `md`, recording it as plain when md is row-major.
 void ResizeTo(Tensor* t, const Shape& shape, const memory::desc& md);
 bool IsPlain(const memory::desc& md, const Shape& shape);

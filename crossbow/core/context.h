@@ -10,6 +10,8 @@
 namespace crossbow {
 
 enum class DeviceType : uint8_t { kCPU = 0, kCUDA = 1 };
+// See crossbow/core/precision.h.
+enum class Precision { kFP32, kBF16, kTF32 };
 const char* DeviceName(DeviceType type);
 
 // Where a tensor's bytes live and where an operator runs: the CPU, or GPU `index`.
@@ -52,6 +54,14 @@ class ContextBase {
   // Device memory the context itself holds (library workspaces, scratch): part of what one
   // more learner costs.
   virtual size_t HeldBytes() const { return 0; }
+
+  // The arithmetic its convolutions (and GPU matrix products) use, set before the first
+  // operator runs (checked by CheckPrecisionOn). Operators read it when they build.
+  Precision precision() const { return precision_; }
+  virtual void set_precision(Precision precision) { precision_ = precision; }
+
+ private:
+  Precision precision_ = Precision::kFP32;
 };
 
 // What an operator runs on. A CPU context belongs to one learner: its oneDNN engine and

@@ -45,9 +45,7 @@ CUDAContext::CUDAContext(int gpu, uint64_t seed) : gpu_(gpu), seed_(seed) {
   CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
   CUBLAS_CHECK(cublasCreate(&cublas_));
   CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
-  // Results must match the CPU to 1e-4: no TF32 in cuBLAS (cuDNN's convolutions are set per
-  // descriptor by the operators).
-  CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
+  set_precision(Precision::kFP32);
   const cudaStream_t caller_stream = cuda::CurrentStream();
   cuda::SetCurrentStream(stream_);  // the block belongs to this context's stream
   cublas_workspace_ = AllocateOn(device(), kCublasWorkspaceBytes);
@@ -55,6 +53,14 @@ CUDAContext::CUDAContext(int gpu, uint64_t seed) : gpu_(gpu), seed_(seed) {
   CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_.get(), kCublasWorkspaceBytes));
   CUDA_CHECK(cudaMalloc(&random_offset_, sizeof(unsigned long long)));
   CUDA_CHECK(cudaMemsetAsync(random_offset_, 0, sizeof(unsigned long long), stream_));
+}
+
+void CUDAContext::set_precision(Precision precision) {
+  ContextBase::set_precision(precision);
+  // In fp32 results must match the CPU to 1e-4: no TF32 in cuBLAS (cuDNN's convolutions are
+  // set per descriptor by the operators).
+  CUBLAS_CHECK(cublasSetMathMode(
+      cublas_, precision == Precision::kTF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
 }
 
 CUDAContext::~CUDAContext() {

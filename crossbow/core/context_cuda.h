@@ -32,6 +32,8 @@ class CUDAContext final : public ContextBase {
   // work cannot be captured.
   std::unique_ptr<CapturedWork> Capture(const std::function<void()>& body) override;
   void Synchronize() override;
+  // tf32 lets cuBLAS use TF32 tensor cores; fp32 keeps it pedantic.
+  void set_precision(Precision precision) override;
 
   cudaStream_t stream() const { return stream_; }
   cudnnHandle_t cudnn() const { return cudnn_; }

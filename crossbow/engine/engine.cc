@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "crossbow/comm/make_collectives.h"
+#include "crossbow/core/precision.h"
 #include "crossbow/engine/device.h"
 #include "crossbow/engine/engine_impl.h"
 #include "crossbow/engine/trainer_options.h"
@@ -27,6 +28,7 @@ Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* 
       options_(Checked(std::move(options))),
       algorithm_(MakeSynchroniser(options_)),
       train_(train) {
+  spec_.precision = ParsePrecision(options_.precision);
   if (options_.devices.empty()) options_.devices = ParseDevices("cpu");
   CheckDevices(options_.devices);
   CROSSBOW_ENFORCE_VALUE(train_ != nullptr, "the engine needs a training batch source");

@@ -6,6 +6,7 @@
 
 #include "crossbow/core/autodiff.h"
 #include "crossbow/core/fusion.h"
+#include "crossbow/core/precision.h"
 #include "crossbow/core/serialize.h"
 #include "crossbow/core/top_k.h"
 #include "crossbow/engine/flat_ops.h"
@@ -50,6 +51,8 @@ Learner::Learner(LearnerSpec spec)
     : spec_(std::move(spec)),
       context_(MakeContext(spec_.device, spec_.seed, spec_.threads)),
       root_(nullptr, spec_.device) {
+  CheckPrecisionOn(spec_.precision, spec_.device.type);
+  context_->set_precision(spec_.precision);
   CROSSBOW_ENFORCE_VALUE(spec_.input_shape.size() == 3, "learner '", spec_.name,
                          "': input_shape must be [C, H, W], got ", ShapeString(spec_.input_shape));
   for (const auto& op : spec_.init_net.ops) {

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "crossbow/core/precision.h"
+
 namespace crossbow {
 
 LearnerSpec LearnerSpec::FromJson(const std::string& text) {
@@ -30,6 +32,7 @@ LearnerSpec LearnerSpec::FromJson(const std::string& text) {
     spec.seed = j.value("seed", uint64_t{0});
     spec.threads = j.value("threads", 1);
     spec.device = ParseDevice(j.value("device", std::string("cpu")));
+    spec.precision = ParsePrecision(j.value("precision", std::string("fp32")));
     spec.cuda_graphs = j.value("cuda_graphs", spec.cuda_graphs);
     spec.plan_memory = j.value("plan_memory", spec.plan_memory);
     return spec;

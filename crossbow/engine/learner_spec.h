@@ -29,6 +29,9 @@ struct LearnerSpec {
   uint64_t seed = 0;
   int threads = 1;  // CPU threads of the learner's kernels
   Device device;    // where the learner runs: the CPU or one GPU
+  // Of the convolutions (core/precision.h); the engine sets its learners' from
+  // EngineOptions::precision.
+  Precision precision = Precision::kFP32;
   // On a GPU, each slice of a plan (forward+backward, update) is recorded as a CUDA graph once
   // its shapes and memory are known, and replayed; false runs operator by operator.
   bool cuda_graphs = true;

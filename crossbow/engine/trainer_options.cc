@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "crossbow/core/names.h"
+#include "crossbow/core/precision.h"
 #include "crossbow/engine/sync/synchroniser.h"
 #include "crossbow/engine/trainer_config.h"
 
@@ -289,6 +290,10 @@ const std::vector<Entry>& Entries() {
                       "diloco: Nesterov momentum of the outer step"),
       CROSSBOW_TRAINER("autotune_threshold", autotune_threshold, "", AtLeast(0),
                        "the autotuner adds learners while throughput grows more than this"),
+      CROSSBOW_ENGINE("precision", precision, "", OneOf(PrecisionNames),
+                      "arithmetic of the convolutions: fp32; bf16 on CPUs with AVX512-BF16 or "
+                      "AMX; tf32 on GPUs (weights, momentum, the average model and batch-norm "
+                      "statistics stay fp32)"),
       CROSSBOW_ENGINE("threads_per_learner", threads_per_learner, "threads", Above(0),
                       "threads each learner's operators run on"),
       CROSSBOW_TRAINER("eval_every", eval_every, "iterations", AtLeast(0),
@@ -411,6 +416,9 @@ EngineOptions ParseEngineOptions(const std::string& text) {
 
 void CheckEngineOptions(const EngineOptions& options) {
   CheckPart({options, TrainerOptions{}}, Part::kEngine);
+  const Precision precision = ParsePrecision(options.precision);
+  if (options.devices.empty()) CheckPrecisionOn(precision, DeviceType::kCPU);
+  for (const DeviceLayout& d : options.devices) CheckPrecisionOn(precision, d.device.type);
 }
 
 void CheckTrainerOptions(const TrainerOptions& o) {

@@ -378,9 +378,10 @@ class ModelBuilder:
         return json.dumps(self.net_def())
 
     def to_spec(self, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=False, seed=0,
-                threads=1, device="cpu"):
+                threads=1, device="cpu", precision="fp32"):
         """The learner spec (a dict; ``json.dumps`` it for ``_C.Learner``); ``device`` is where
-        the learner runs: "cpu", "cuda" or "cuda:N"."""
+        the learner runs: "cpu", "cuda" or "cuda:N"; ``precision`` the arithmetic of its
+        convolutions (fp32, bf16 or tf32: see the guide's performance notes)."""
         if self.input_name is None:
             raise ValueError(f"model '{self.name}' has no input: call m.input(name, shape=...)")
         if self.loss is None:
@@ -398,6 +399,7 @@ class ModelBuilder:
             "solver": {"lr": float(lr), "momentum": float(momentum),
                        "weight_decay": float(weight_decay), "nesterov": bool(nesterov)},
             "seed": int(seed), "threads": int(threads), "device": check_device(device),
+            "precision": str(precision),
         }
 
     @property

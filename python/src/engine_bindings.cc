@@ -1,10 +1,12 @@
-// The engine in Python: Engine, EngineOptions (from the option table), parse_devices,
+// The engine in Python: Engine, EngineOptions (from the option table), parse_devices, the CPU's
+// instruction set,
 // IterationResult, the Autotuner, and BatchSource with an in-memory ArraySource over numpy arrays.
 // Iterations run with the GIL released.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "crossbow/core/precision.h"
 #include "crossbow/engine/array_source.h"
 #include "crossbow/engine/autotuner.h"
 #include "crossbow/engine/engine.h"
@@ -38,6 +40,8 @@ py::array_t<float> CopyOut(const Tensor& t) {
 void BindEngine(py::module_& m) {
   m.def("cuda_device_count", &CudaDeviceCount, "GPUs usable now (0 without CUDA or a GPU)");
   m.def("sync_names", &SynchroniserNames, "the registered synchronisers, sorted");
+  m.def("cpu_isa", &CpuIsaName, "oneDNN's name for the widest instruction set it uses here");
+  m.def("cpu_has_bf16", &CpuHasBf16, "whether this CPU runs precision bf16 (AVX512-BF16 or AMX)");
   m.def("parse_devices", [](const std::string& spec) {
     std::vector<std::vector<int>> out;
     for (const auto& d : ParseDevices(spec)) out.push_back(d.cores);

@@ -73,7 +73,9 @@ void BindTrainer(py::module_& m) {
   m.def(
       "check_trainer_options",
       [](const std::string& options_json) {
-        CheckTrainerOptions(ParseTrainerConfig(options_json).trainer);
+        const TrainerConfig config = ParseTrainerConfig(options_json);
+        CheckEngineOptions(config.engine);
+        CheckTrainerOptions(config.trainer);
       },
       py::arg("options_json"),
       "raises ValueError, naming the option, for a value its rule refuses, an unknown key or "

@@ -1,6 +1,7 @@
 // What the CPU-vs-CUDA parity test does not show of the cuDNN convolution: algorithms and
 // scratch are settled on the first run, so that a CUDA graph of later runs allocates nothing and
-// replays correctly; a new shape chooses again; bad shapes are ValueErrors on the GPU too.
+// replays correctly; a new shape chooses again; precision tf32 stays near fp32; bad shapes are
+// ValueErrors on the GPU too.
 #include "crossbow/core/context_cuda.h"
 #include "tests/cpp/cudnn_op_test_util.h"
 
@@ -72,6 +73,16 @@ TEST_F(ConvCudnnTest, OnlyTheNamedGradientsAreComputed) {
   gpu_->Create(MakeOperator("ConvGradient", {"X", "W", "dY"}, {"", "db", "dX"}, kArgs))->Run();
   ExpectMatchesCpu("db");
   ExpectMatchesCpu("dX");
+}
+
+// TF32 keeps 10 bits of mantissa: over 288 products per output the results stay within 5e-3
+// of the CPU's fp32 (in fp32 the other tests hold them to 1e-4).
+TEST_F(ConvCudnnTest, Tf32StaysNearTheCpusFp32) {
+  gpu_->context().set_precision(Precision::kTF32);
+  Feed({4, 64, 16, 16});
+  gpu_->Create(conv_)->Run();
+  gpu_->Create(grad_)->Run();
+  for (const char* name : {"Y", "dW", "db", "dX"}) ExpectMatchesCpu(name, 5e-3f);
 }
 
 TEST_F(ConvCudnnTest, BadWeightShapeIsAValueError) {

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
+
+#include "crossbow/core/precision.h"
 #include "operators/dnnl_utils.h"
 #include "tests/cpp/op_test_util.h"
 
@@ -130,6 +133,50 @@ TEST(ConvGradient, BlockedInputsAndMissingOutputs) {
   EXPECT_FALSE(h.ws().HasTensor("dX3"));
   h.Run(MakeOperator("ConvGradient", {"X", "W", "dY"}, {"", "", "dX4"}, args));
   EXPECT_EQ(h.Fetch("dX4"), h.Fetch("dX"));
+}
+
+// x rounded to the nearest bfloat16 (ties to even), as oneDNN's reorder to bf16 rounds.
+float RoundToBf16(float x) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+}
+
+void RoundBlobToBf16(OpHarness& h, const std::string& name) {
+  std::vector<float> v = h.Fetch(name);
+  for (float& x : v) x = RoundToBf16(x);
+  h.Feed(name, h.ShapeOf(name), v);
+}
+
+// In precision bf16 a convolution reads X, W and dY as bfloat16 and accumulates in fp32: its
+// results are those of the fp32 convolution of the rounded tensors, up to summation order.
+TEST(Conv, Bf16EqualsFp32OnTheRoundedInputs) {
+  if (!CpuHasBf16()) GTEST_SKIP() << "this CPU has " << CpuIsaName() << ", not AVX512-BF16 or AMX";
+  for (const ConvCase& c : kCases) {
+    SCOPED_TRACE(::testing::Message() << "N=" << c.n << " C=" << c.c << " M=" << c.m
+                                      << " group=" << c.group << " stride=" << c.stride);
+    OpHarness bf16, rounded;
+    bf16.context().set_precision(Precision::kBF16);
+    FeedConv(bf16, c);
+    bf16.Run(ConvDef(c));
+    bf16.Feed("dY", bf16.ShapeOf("Y"));
+    const auto args = ConvDef(c).args;
+    bf16.Run(MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "", "dX"}, args));
+    for (const char* name : {"X", "W", "dY"})
+      rounded.Feed(name, bf16.ShapeOf(name), bf16.Fetch(name));
+    if (c.bias) rounded.Feed("b", {c.m}, bf16.Fetch("b"));
+    for (const char* name : {"X", "W", "dY"}) RoundBlobToBf16(rounded, name);
+    rounded.Run(ConvDef(c));
+    rounded.Run(MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "", "dX"}, args));
+    for (const char* name : {"Y", "dW", "dX"}) {
+      EXPECT_LT(MaxAbsDiff(bf16.Fetch(name), rounded.Fetch(name)), 1e-4f) << name;
+    }
+    // and they differ from the fp32 convolution of the unrounded inputs by bf16's rounding.
+    EXPECT_GT(MaxAbsDiff(bf16.Fetch("Y"), NaiveConv(bf16, c)), 1e-4f);
+    EXPECT_LT(MaxAbsDiff(bf16.Fetch("Y"), NaiveConv(bf16, c)), 5e-2f);
+  }
 }
 
 TEST(Conv, BadShapesNameTheOperator) {

@@ -140,6 +140,39 @@ def test_fit_on_arrays_learns_and_writes_metrics(tmp_path):
     assert any("accuracy" in r for r in read_metrics(str(metrics)))
 
 
+def _fit_blobs(**options):
+    return crossbow.Trainer(net="lenet", train_db=_blobs(), test_db=_blobs(64, 1), batch_size=16,
+                            learners=1, epochs=2, lr=0.02, progress=False, **options).fit()
+
+
+@needs_native
+def test_bf16_on_a_cpu_without_it_is_refused_naming_what_the_cpu_has(tmp_path):
+    """ONEDNN_MAX_CPU_ISA=AVX2 makes any x86 CPU of AVX2 or wider look like one without
+    AVX512-BF16, so the refusal runs everywhere, from the command line, before any work."""
+    env = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2")
+    run = subprocess.run([sys.executable, "-m", "crossbow", "train", "--net", "lenet",
+                          "--train-db", str(tmp_path / "nowhere"), "--epochs", "1",
+                          "--precision", "bf16"], env=env, capture_output=True, text=True)
+    assert run.returncode == 1, run.stderr
+    assert ("crossbow train: precision bf16 (--precision) needs a CPU with AVX512-BF16 or AMX; "
+            "oneDNN finds avx2 here: use fp32") in run.stderr
+    assert "Traceback" not in run.stderr
+    with pytest.raises(ValueError, match=r"tf32 \(--precision\) is a GPU math mode"):
+        crossbow.Trainer(net="lenet", train_db=_blobs(), epochs=1, precision="tf32")
+
+
+@needs_native
+def test_bf16_learns_as_fp32_does():
+    """Convolutions in bf16, everything else fp32: the same run within a stated tolerance."""
+    C = crossbow._native.load()
+    if not C.cpu_has_bf16():
+        pytest.skip(f"this CPU has {C.cpu_isa()}, not AVX512-BF16 or AMX")
+    fp32, bf16 = _fit_blobs(precision="fp32"), _fit_blobs(precision="bf16")
+    assert bf16["accuracy"] > 0.5
+    assert abs(bf16["accuracy"] - fp32["accuracy"]) < 0.05
+    assert abs(bf16["test_loss"] - fp32["test_loss"]) < 0.1 * fp32["test_loss"] + 0.02
+
+
 @needs_native
 def test_a_gpu_device_where_no_gpu_is_usable_fails_before_any_work():
     from crossbow import _native
