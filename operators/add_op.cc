@@ -1,7 +1,10 @@
 #include "operators/add_op.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
+
+#include "crossbow/core/fusion.h"
 
 namespace crossbow {
 
@@ -11,9 +14,13 @@ namespace {
 
 constexpr int64_t kMinParallelElements = 1 << 16;
 
+template <bool kRelu>
 void AddArrays(const float* a, const float* b, float* out, int64_t n) {
 #pragma omp parallel for simd schedule(static) if (n >= kMinParallelElements)
-  for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+  for (int64_t i = 0; i < n; ++i) {
+    const float sum = a[i] + b[i];
+    out[i] = kRelu ? std::max(sum, 0.f) : sum;
+  }
 }
 
 std::vector<TensorShape> SameShapes(const OperatorDef& def, const std::vector<TensorShape>& in) {
@@ -36,13 +43,15 @@ std::vector<OperatorDef> CopyToEachInputGradient(const GradientHelper& g) {
 
 }  // namespace
 
-SumOp::SumOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
+template <bool kRelu>
+SumOp<kRelu>::SumOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
     : Operator(def, ws, context),
       reorders_(InputSize()),
       scratch_(InputSize()),
       addends_(InputSize()) {}
 
-void SumOp::Run() {
+template <bool kRelu>
+void SumOp<kRelu>::Run() {
   const Tensor& first = Input(0);
   const memory::desc md = DescOf(first);
   // Every addend is brought to X1's layout before Y (which may alias an input) is written.
@@ -60,9 +69,14 @@ void SumOp::Run() {
     return;
   }
   for (int i = 1; i < InputSize(); ++i) {
-    AddArrays(i == 1 ? x1 : out, addends_[i]->data<float>(), out, n);
+    const bool last = i == InputSize() - 1;
+    (kRelu && last ? AddArrays<true> : AddArrays<false>)(i == 1 ? x1 : out,
+                                                         addends_[i]->data<float>(), out, n);
   }
 }
+
+template class SumOp<false>;
+template class SumOp<true>;
 
 void CopyOp::Run() {
   const Tensor& x = Input(0);
@@ -82,8 +96,34 @@ OPERATOR_SCHEMA(Add)
     .Input(0, "A", "float tensor")
     .Input(1, "B", "float tensor of A's shape")
     .Output(0, "C", "A + B");
-REGISTER_CPU_OPERATOR(Add, SumOp);
+REGISTER_CPU_OPERATOR(Add, SumOp<false>);
 REGISTER_GRADIENT(Add, CopyToEachInputGradient);
+
+OPERATOR_SCHEMA(AddRelu)
+    .NumInputs(2)
+    .NumOutputs(1)
+    .AllowInplace({{0, 0}, {1, 0}})
+    .ShapeInference(SameShapes)
+    .Doc(
+        "C = max(A + B, 0) element-wise in one pass: Add then Relu, as the learner's net "
+        "compilation fuses them (the residual add of a ResNet block). C takes A's layout.")
+    .Input(0, "A", "float tensor")
+    .Input(1, "B", "float tensor of A's shape")
+    .Output(0, "C", "max(A + B, 0)");
+REGISTER_CPU_OPERATOR(AddRelu, SumOp<true>);
+// dA = dB = dY where C > 0: one ReluGradient, copied for the second input.
+REGISTER_GRADIENT(AddRelu, [](const GradientHelper& g) {
+  const std::string first = g.GI(0).empty() ? g.GI(1) : g.GI(0);
+  std::vector<OperatorDef> ops = {g.Op("ReluGradient", {g.O(0), g.GO(0)}, {first})};
+  if (!g.GI(0).empty() && !g.GI(1).empty()) ops.push_back(g.Op("Copy", {first}, {g.GI(1)}));
+  return ops;
+});
+REGISTER_FUSION(Add, Relu, [](const OperatorDef& add, const OperatorDef& relu) {
+  OperatorDef fused = add;
+  fused.type = "AddRelu";
+  fused.outputs[0] = relu.outputs[0];
+  return fused;
+});
 
 OPERATOR_SCHEMA(Sum)
     .NumInputs(1, std::numeric_limits<int>::max())
@@ -96,7 +136,7 @@ OPERATOR_SCHEMA(Sum)
     .Input(0, "X1", "float tensor")
     .Input(1, "X2..Xn", "float tensors of X1's shape, any layout")
     .Output(0, "Y", "the sum");
-REGISTER_CPU_OPERATOR(Sum, SumOp);
+REGISTER_CPU_OPERATOR(Sum, SumOp<false>);
 REGISTER_GRADIENT(Sum, CopyToEachInputGradient);
 
 OPERATOR_SCHEMA(Copy)

@@ -5,7 +5,9 @@
 namespace crossbow {
 namespace {
 
-// Y = X1 + ... + Xn, added left to right as on the CPU; Y may be X1 (or X2 for Add).
+// Y = X1 + ... + Xn, added left to right as on the CPU; Y may be X1 (or X2 for Add). AddRelu
+// (kRelu) takes max(., 0) in the last addition's pass.
+template <bool kRelu>
 class SumCudaOp final : public Operator<CUDAContext> {
  public:
   using Operator::Operator;
@@ -22,7 +24,7 @@ class SumCudaOp final : public Operator<CUDAContext> {
     float* out = y->mutable_data<float>();
     for (int i = 1; i < InputSize(); ++i) {
       cuda::LaunchAdd(i == 1 ? first.data<float>() : out, Input(i).data<float>(), out,
-                      first.numel(), context_->stream());
+                      first.numel(), kRelu && i == InputSize() - 1, context_->stream());
       cuda::CheckLaunch(def(), "the add kernel");
     }
   }
@@ -39,8 +41,9 @@ class CopyCudaOp final : public Operator<CUDAContext> {
 
 }  // namespace
 
-REGISTER_CUDA_OPERATOR(Add, SumCudaOp);
-REGISTER_CUDA_OPERATOR(Sum, SumCudaOp);
+REGISTER_CUDA_OPERATOR(Add, SumCudaOp<false>);
+REGISTER_CUDA_OPERATOR(AddRelu, SumCudaOp<true>);
+REGISTER_CUDA_OPERATOR(Sum, SumCudaOp<false>);
 REGISTER_CUDA_OPERATOR(Copy, CopyCudaOp);
 
 }  // namespace crossbow

@@ -6,7 +6,8 @@
 
 namespace crossbow::cuda {
 
-// out = a + b over n floats; out may be a or b.
-void LaunchAdd(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream);
+// out = a + b over n floats, or max(a + b, 0) with `relu`; out may be a or b.
+void LaunchAdd(const float* a, const float* b, float* out, int64_t n, bool relu,
+               cudaStream_t stream);
 
 }  // namespace crossbow::cuda

@@ -54,6 +54,12 @@ def _spatial_bn_relu(g, op, ins, outs):
     g.node("Relu", [normalised], outs[:1], op)
 
 
+def _add_relu(g, op, ins, outs):
+    total = g.fresh(op["name"] + "_sum")
+    g.node("Add", ins[:2], [total], op)
+    g.node("Relu", [total], outs[:1], op)
+
+
 def _channel_pad(g, op, ins, outs):
     rank = len(g.shape(op["inputs"][0]))
     before, after = [0] * rank, [0] * rank
@@ -91,6 +97,7 @@ CONVERTERS = {
     "SpatialBN": _spatial_bn,
     "SpatialBNRelu": _spatial_bn_relu,  # what the learner fuses; a net may also name it
     "Add": _same_name("Add"),
+    "AddRelu": _add_relu,  # fused by the learner, like SpatialBNRelu
     "Sum": _same_name("Sum"),
     "Concat": _same_name("Concat", axis=lambda a: int(a.get("axis", 1))),
     "Flatten": _same_name("Flatten", axis=1),

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/cpp/expect_error.h"
 #include "tests/cpp/op_test_util.h"
 
@@ -88,6 +90,44 @@ TEST(Add, DifferentShapesAreValueErrors) {
   }
   EXPECT_ERROR(InferShapes(add, {{2, 3}, {3, 2}}), ValueError, "Add: input 1 'B' has shape [3, 2]");
   EXPECT_EQ(InferShapes(add, {{2, 3}, {2, 3}})[0].dims, (Shape{2, 3}));
+}
+
+// A values of either sign at least 0.3 from zero, B within 0.1 of it: A + B keeps A's sign and
+// stays clear of the ReLU's kink by more than the numeric gradient's step.
+void FeedAwayFromTheKink(OpHarness& h, const Shape& shape) {
+  h.Feed("A", shape);
+  std::vector<float> a = h.Fetch("A");
+  for (float& x : a) x = x < 0 ? x - 0.3f : x + 0.3f;
+  h.Feed("A", shape, a);
+  h.Feed("B", shape, {}, -0.1f, 0.1f);
+}
+
+TEST(AddRelu, IsAddThenRelu) {
+  OpHarness h;
+  auto a = FeedBlocked(h, "A", {2, 19, 3, 3}, Tag::nChw16c);
+  h.Feed("B", {2, 19, 3, 3});
+  std::vector<float> expected = Added({a, h.Fetch("B")});
+  for (float& x : expected) x = std::max(x, 0.f);
+  h.Run(MakeOperator("AddRelu", {"A", "B"}, {"C"}));
+  EXPECT_EQ(h.Fetch("C"), expected);
+  EXPECT_TRUE(HasLayout(h, "C", Tag::nChw16c));
+  h.Run(MakeOperator("AddRelu", {"A", "B"}, {"B"}));  // in place, B in A's layout
+  EXPECT_EQ(h.Fetch("B"), expected);
+}
+
+TEST(AddRelu, GradientMatchesNumeric) {
+  OpHarness h;
+  FeedAwayFromTheKink(h, {2, 3, 2, 2});
+  CheckGradient(h, MakeOperator("AddRelu", {"A", "B"}, {"C"}), {0, 1});
+}
+
+TEST(AddRelu, GradientOfOneInputIsOneReluGradient) {
+  OperatorDef add = MakeOperator("AddRelu", {"A", "B"}, {"C"});
+  GradientHelper helper(add, {"C_grad"}, {"", "B_grad"});
+  auto ops = (*GradientRegistry::Find("AddRelu"))(helper);
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].type, "ReluGradient");
+  EXPECT_EQ(ops[0].outputs, std::vector<std::string>{"B_grad"});
 }
 
 TEST(Sum, MixedLayoutsMatchReference) {

@@ -1,5 +1,5 @@
-// FuseOperators with the one registered rule, SpatialBN + Relu: where it fuses, where it must
-// not, and that a fused training net computes what the unfused one does.
+// FuseOperators with the registered rules, SpatialBN + Relu and Add + Relu: where they fuse,
+// where they must not, and that a fused training net computes what the unfused one does.
 #include "crossbow/core/fusion.h"
 
 #include <gtest/gtest.h>
@@ -56,13 +56,21 @@ TEST(FuseOperators, FusesSpatialBNWithTheReluThatAloneReadsIt) {
   EXPECT_EQ(inference.ops[0].outputs, std::vector<std::string>{"r"});
 }
 
+TEST(FuseOperators, FusesTheResidualAddWithItsRelu) {
+  const NetDef fused = FuseOperators(
+      Of({BN("x", "n", "bn"), MakeOperator("Add", {"n", "s"}, {"sum"}), Relu("sum", "sum")}), {});
+  ASSERT_EQ(Types(fused), (std::vector<std::string>{"SpatialBN", "AddRelu"}));
+  EXPECT_EQ(fused.ops[1].inputs, (std::vector<std::string>{"n", "s"}));
+  EXPECT_EQ(fused.ops[1].outputs, std::vector<std::string>{"sum"});
+}
+
 TEST(FuseOperators, LeavesAPairWhoseNormalisedValueIsNeededElsewhere) {
   const std::vector<NetDef> nets = {
-      Of({BN("x", "n", "bn"), Relu("n", "r"), Conv("n", "w", "c")}),     // a second reader
-      Of({BN("x", "n", "bn"), Conv("n", "w", "c"), Relu("n", "r")}),     // Relu is not the first
-      Of({BN("x", "n", "bn"), Conv("x", "w", "r"), Relu("n", "r")}),     // r written in between
-      Of({BN("x", "n", "bn"), Relu("n", "x")}),                          // Relu writes BN's input
-      Of({BN("x", "n", "bn"), MakeOperator("Add", {"n", "n"}, {"r"})}),  // no rule
+      Of({BN("x", "n", "bn"), Relu("n", "r"), Conv("n", "w", "c")}),  // a second reader
+      Of({BN("x", "n", "bn"), Conv("n", "w", "c"), Relu("n", "r")}),  // Relu is not the first
+      Of({BN("x", "n", "bn"), Conv("x", "w", "r"), Relu("n", "r")}),  // r written in between
+      Of({BN("x", "n", "bn"), Relu("n", "x")}),                       // Relu writes BN's input
+      Of({BN("x", "n", "bn"), MakeOperator("Concat", {"n", "n"}, {"r"})}),  // no rule
   };
   for (const NetDef& net : nets) EXPECT_EQ(Types(FuseOperators(net, {})), Types(net));
   const NetDef kept = Of({BN("x", "n", "bn"), Relu("n", "r")});
@@ -77,17 +85,21 @@ TEST(FuseOperators, LeavesAPairWhoseNormalisedValueIsNeededElsewhere) {
             (std::vector<std::string>{"SpatialBNRelu", "Conv", "Relu"}));
 }
 
-// conv -> bn -> relu -> conv -> bn -> relu (in place) -> fc -> softmax loss.
+// conv -> bn -> relu -> a residual block (conv -> bn -> relu in place -> conv -> bn, plus the
+// block's input, -> relu) -> fc -> softmax loss.
 NetDef TrainingNet(bool fuse) {
   NetDef net =
       Of({Conv("data", "w1", "c1"), BN("c1", "n1", "bn1"), Relu("n1", "r1"), Conv("r1", "w2", "c2"),
-          BN("c2", "n2", "bn2"), Relu("n2", "n2"), MakeOperator("FC", {"n2", "fw"}, {"logits"}),
+          BN("c2", "n2", "bn2"), Relu("n2", "n2"), Conv("n2", "w3", "c3"), BN("c3", "n3", "bn3"),
+          MakeOperator("Add", {"n3", "r1"}, {"sum"}), Relu("sum", "sum"),
+          MakeOperator("FC", {"sum", "fw"}, {"logits"}),
           MakeOperator("SoftmaxWithLoss", {"logits", "label"}, {"prob", "loss"})});
   if (fuse) net = FuseOperators(net, {"loss"});
   const std::vector<std::string> types = Types(net);
   EXPECT_EQ(std::count(types.begin(), types.end(), "SpatialBNRelu"), fuse ? 2 : 0);
-  GradientNet backward =
-      AddGradientOps(net, "loss", {"w1", "bn1_s", "bn1_b", "w2", "bn2_s", "bn2_b", "fw"});
+  EXPECT_EQ(std::count(types.begin(), types.end(), "AddRelu"), fuse ? 1 : 0);
+  GradientNet backward = AddGradientOps(
+      net, "loss", {"w1", "bn1_s", "bn1_b", "w2", "bn2_s", "bn2_b", "w3", "bn3_s", "bn3_b", "fw"});
   net.ops.insert(net.ops.end(), backward.ops.begin(), backward.ops.end());
   return net;
 }
@@ -100,8 +112,9 @@ TEST(FuseOperators, FusedNetComputesWhatTheUnfusedOneDoes) {
     h.FeedInt("label", {4}, {1, 3, 0, 4});
     h.Feed("w1", {8, 3, 3, 3}, {}, -0.4f, 0.4f);
     h.Feed("w2", {8, 8, 3, 3}, {}, -0.2f, 0.2f);
+    h.Feed("w3", {8, 8, 3, 3}, {}, -0.2f, 0.2f);
     h.Feed("fw", {5, 8 * 6 * 6}, {}, -0.1f, 0.1f);
-    for (const std::string bn : {"bn1", "bn2"}) {
+    for (const std::string bn : {"bn1", "bn2", "bn3"}) {
       h.Feed(bn + "_s", {8}, {}, 0.5f, 1.5f);
       h.Feed(bn + "_b", {8}, {}, -0.2f, 0.2f);
       h.Feed(bn + "_rm", {8}, std::vector<float>(8, 0.f));
@@ -111,7 +124,8 @@ TEST(FuseOperators, FusedNetComputesWhatTheUnfusedOneDoes) {
     net.Run();
     for (const std::string name :
          {"loss", "prob", "bn1_rm", "bn1_rv", "bn2_rv", "w1_grad", "bn1_s_grad", "bn1_b_grad",
-          "w2_grad", "bn2_s_grad", "bn2_b_grad", "fw_grad"}) {
+          "w2_grad", "bn2_s_grad", "bn2_b_grad", "w3_grad", "bn3_s_grad", "bn3_b_grad",
+          "fw_grad"}) {
       Tensor* t = net.Blob(name);
       std::vector<float> values(t->numel());
       dnnl_utils::CopyToPlain(*t, values.data(), &h.context());

@@ -95,6 +95,8 @@ std::vector<ParityCase> MakeCases() {
       // add
       Case("Add", "Add", {"a", "b"}, {"c"}, none, {In({4, 5, 6}), In({4, 5, 6})}, {0, 1}),
       Case("Add_in_place", "Add", {"a", "b"}, {"b"}, none, {In({3, 8}), In({3, 8})}),
+      Case("AddRelu", "AddRelu", {"a", "b"}, {"c"}, none, {In({4, 5, 6}), In({4, 5, 6})}, {0, 1}),
+      Case("AddRelu_in_place", "AddRelu", {"a", "b"}, {"a"}, none, {In({3, 8}), In({3, 8})}),
       Case("Sum_three", "Sum", {"a", "b", "c"}, {"s"}, none, {In({7, 9}), In({7, 9}), In({7, 9})},
            {0, 1, 2}),
       Case("Sum_one", "Sum", {"a"}, {"s"}, none, {In({5, 3})}, {0}),
