@@ -5,11 +5,14 @@ PyTorch on the same machine, same architecture, same thread count, rounds interl
 Each measurement runs in its own process: Crossbow's under this interpreter, PyTorch's under
 --peer-python (scripts/peer.py: the venv of scripts/setup_peer.sh: current
 PyTorch from PyPI), once per peer mode: eager, channels_last and torch.compile (its first
-step, the compile, is reported apart and never timed). Prints the peer it used, a table
-(medians, min-max) and JSON lines with Crossbow's ratio against each mode and the best.
+step, the compile, is reported apart and never timed), in each of --precisions: fp32, and
+bf16 where the CPU runs it (Crossbow's precision bf16: convolutions in bfloat16; PyTorch's
+torch.autocast("cpu", torch.bfloat16) around the forward pass and loss). Prints the peer it
+used, a table (medians, min-max) and JSON lines, one per batch and precision, with Crossbow's
+ratio against each mode of the same precision and the best, and Crossbow's bf16 speed-up.
 
     python3 scripts/bench_step.py [--batches 1 16 64] [--rounds 5] [--threads 1]
-        [--peer-python PATH] [--modes eager channels_last compile]
+        [--peer-python PATH] [--modes eager channels_last compile] [--precisions fp32 bf16]
 """
 
 import argparse
@@ -26,12 +29,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ITERS = {1: 40, 4: 20, 16: 8, 32: 5, 64: 3, 128: 2}
 
 
-def crossbow_worker(batch, iters, threads):
+def crossbow_worker(batch, iters, threads, precision):
     import numpy as np
     import crossbow.nets
 
     model = crossbow.nets.build("resnet32", 10, threads=threads, lr=0.05, momentum=0.9,
-                                weight_decay=1e-4, seed=1)
+                                weight_decay=1e-4, seed=1, precision=precision)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((batch, 3, 32, 32), dtype=np.float32)
     y = rng.integers(0, 10, batch).astype(np.int32)
@@ -47,7 +50,9 @@ def crossbow_worker(batch, iters, threads):
             "unplanned_bytes": stats["unplanned_bytes"]}
 
 
-def torch_worker(batch, iters, threads, mode):
+def torch_worker(batch, iters, threads, mode, precision):
+    import contextlib
+
     import torch
     import torch.nn.functional as F
     from torch_modes import prepare, timed
@@ -61,9 +66,16 @@ def torch_worker(batch, iters, threads, mode):
     x = layout(torch.randn(batch, 3, 32, 32))
     y = torch.randint(0, 10, (batch,))
 
+    def autocast():
+        if precision == "bf16":
+            return torch.autocast("cpu", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
     def step():
         opt.zero_grad(set_to_none=True)
-        F.cross_entropy(model(x), y).backward()
+        with autocast():
+            loss = F.cross_entropy(model(x), y)
+        loss.backward()
         opt.step()
 
     first_s = timed(step)
@@ -73,11 +85,19 @@ def torch_worker(batch, iters, threads, mode):
     return {"times": times, "threads": torch.get_num_threads(), "first_step_s": first_s}
 
 
-def run_worker(kind, batch, threads, peer_python, mode=None):
+def refuse_bf16_without_the_instructions():
+    import crossbow._C as C
+
+    if not C.cpu_has_bf16():
+        sys.exit(f"bench_step: --precisions bf16 needs a CPU with AVX512-BF16 or AMX; oneDNN "
+                 f"finds {C.cpu_isa()} here")
+
+
+def run_worker(kind, batch, threads, peer_python, mode, precision):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     python = sys.executable
     cmd = [os.path.abspath(__file__), "--worker", kind, "--batches", str(batch), "--threads",
-           str(threads)]
+           str(threads), "--precisions", precision]
     if kind == "torch":
         python, env = peer_python, peer.env(env)
         cmd += ["--modes", mode]
@@ -88,10 +108,12 @@ def run_worker(kind, batch, threads, peer_python, mode=None):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def summary(batch, threads, crossbow_s, peer_s, memory):
-    """One batch size's JSON line from per-round medians: Crossbow's step times, each peer
-    mode's ({mode: [seconds]}), Crossbow's (planned, unplanned) activation bytes."""
-    line = {"bench": "step", "net": "resnet32", "batch": batch, "threads": threads}
+def summary(batch, threads, precision, crossbow_s, peer_s, memory):
+    """One batch size's and precision's JSON line from per-round medians: Crossbow's step
+    times, each peer mode's ({mode: [seconds]}), Crossbow's (planned, unplanned) activation
+    bytes."""
+    line = {"bench": "step", "net": "resnet32", "batch": batch, "threads": threads,
+            "precision": precision}
     for who, times in [("crossbow", crossbow_s)] + [(f"pytorch_{m}", t) for m, t in peer_s.items()]:
         line.update({f"{who}_ms_median": statistics.median(times) * 1e3,
                      f"{who}_ms_min": min(times) * 1e3, f"{who}_ms_max": max(times) * 1e3})
@@ -108,6 +130,8 @@ def print_table(args, lines, modes):
     print(f"{'batch':>5} | {'who':>22} | {'ms':>24} | {'img/s':>8} | ratio")
     for line in lines:
         b = line["batch"]
+        if len(args.precisions) > 1:
+            print(f"{b:>5} | precision {line['precision']}")
         for who in ["crossbow"] + [f"pytorch_{m}" for m in modes]:
             ms = [line[f"{who}_ms_{k}"] for k in ("median", "min", "max")]
             ratio = "" if who == "crossbow" else f"{line['ratio_vs_' + who[8:]]:5.2f}"
@@ -117,6 +141,9 @@ def print_table(args, lines, modes):
         print(f"{b:>5} | against the best ({line['best_mode']}): {line['ratio_vs_best']:.2f}x; "
               f"Crossbow's activation memory planned/unplanned {planned / 2**20:.1f}/"
               f"{unplanned / 2**20:.1f} MiB ({planned / unplanned:.2f})")
+        if "crossbow_speedup_over_fp32" in line:
+            print(f"{b:>5} | Crossbow {line['precision']} over Crossbow fp32: "
+                  f"{line['crossbow_speedup_over_fp32']:.2f}x")
 
 
 def main():
@@ -126,6 +153,8 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--modes", nargs="+", choices=peer.MODES, default=list(peer.MODES),
                     help="the peer's configurations")
+    ap.add_argument("--precisions", nargs="+", choices=["fp32", "bf16"], default=["fp32"],
+                    help="both sides, each (bf16 needs a CPU with AVX512-BF16 or AMX)")
     peer.add_argument(ap)
     ap.add_argument("--worker", choices=["crossbow", "torch"])
     args = ap.parse_args()
@@ -133,36 +162,45 @@ def main():
     if args.worker:
         batch = args.batches[0]
         iters = ITERS.get(batch, 3)
-        res = (crossbow_worker(batch, iters, args.threads) if args.worker == "crossbow" else
-               torch_worker(batch, iters, args.threads, args.modes[0]))
+        precision = args.precisions[0]
+        res = (crossbow_worker(batch, iters, args.threads, precision)
+               if args.worker == "crossbow" else
+               torch_worker(batch, iters, args.threads, args.modes[0], precision))
         print(json.dumps(res))
         return
 
+    if "bf16" in args.precisions:
+        refuse_bf16_without_the_instructions()
     info = peer.describe(args.peer_python)
     modes, notes = peer.modes(info, args.modes)
     print(peer.banner(info), *notes, sep="\n")
-    results = {b: {"crossbow": [], "memory": None, **{m: [] for m in modes}}
-               for b in args.batches}
+    cases = [(b, p) for b in args.batches for p in args.precisions]
+    results = {c: {"crossbow": [], "memory": None, **{m: [] for m in modes}} for c in cases}
     first_steps = {m: [] for m in modes}
     for r in range(args.rounds):
-        for b in args.batches:
+        for b, p in cases:
             kinds = [("crossbow", None)] + [("torch", m) for m in modes]
             for kind, mode in (kinds if r % 2 == 0 else kinds[::-1]):
-                res = run_worker(kind, b, args.threads, args.peer_python, mode)
-                results[b][mode or kind].append(statistics.median(res["times"]))
+                res = run_worker(kind, b, args.threads, args.peer_python, mode, p)
+                results[b, p][mode or kind].append(statistics.median(res["times"]))
                 if kind == "crossbow":
-                    results[b]["memory"] = (res["planned_bytes"], res["unplanned_bytes"])
+                    results[b, p]["memory"] = (res["planned_bytes"], res["unplanned_bytes"])
                     continue
                 first_steps[mode].append(res["first_step_s"])
                 if res["threads"] != args.threads:
                     raise RuntimeError(f"the peer runs {res['threads']} threads, not "
                                        f"{args.threads}")
-            print(f"round {r + 1}/{args.rounds} batch {b}: " + ", ".join(
-                f"{k} {results[b][k][-1] * 1e3:.1f} ms" for k in ["crossbow"] + modes),
+            print(f"round {r + 1}/{args.rounds} batch {b} {p}: " + ", ".join(
+                f"{k} {results[b, p][k][-1] * 1e3:.1f} ms" for k in ["crossbow"] + modes),
                 file=sys.stderr)
 
-    lines = [summary(b, args.threads, results[b]["crossbow"], {m: results[b][m] for m in modes},
-                     results[b]["memory"]) for b in args.batches]
+    lines = [summary(b, args.threads, p, results[b, p]["crossbow"],
+                     {m: results[b, p][m] for m in modes}, results[b, p]["memory"])
+             for b, p in cases]
+    for line in lines:
+        if line["precision"] != "fp32" and (line["batch"], "fp32") in results:
+            fp32 = statistics.median(results[line["batch"], "fp32"]["crossbow"])
+            line["crossbow_speedup_over_fp32"] = fp32 / (line["crossbow_ms_median"] / 1e3)
     print_table(args, lines, modes)
     print("peer's first step (compile included in mode compile, never timed), median s: " +
           ", ".join(f"{m} {statistics.median(first_steps[m]):.1f}" for m in modes))

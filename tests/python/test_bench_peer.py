@@ -75,10 +75,9 @@ def test_a_peer_without_torch_says_how_to_get_one(tmp_path):
 
 
 def test_step_summary_gives_ratios_against_each_mode_and_the_best():
-    line = bench_step.summary(16, 1, [0.1, 0.08, 0.12], {"eager": [0.2, 0.3, 0.25],
-                                                          "channels_last": [0.16, 0.15, 0.14],
-                                                          "compile": [0.12, 0.13, 0.2]},
-                              (10, 40))
+    peer_s = {"eager": [0.2, 0.3, 0.25], "channels_last": [0.16, 0.15, 0.14],
+              "compile": [0.12, 0.13, 0.2]}
+    line = bench_step.summary(16, 1, "bf16", [0.1, 0.08, 0.12], peer_s, (10, 40))
     assert line["crossbow_ms_median"] == pytest.approx(100)
     assert line["pytorch_compile_ms_min"] == pytest.approx(120)
     assert line["ratio_vs_eager"] == pytest.approx(2.5)
@@ -86,6 +85,7 @@ def test_step_summary_gives_ratios_against_each_mode_and_the_best():
     assert line["best_mode"] == "compile"
     assert line["ratio_vs_best"] == pytest.approx(1.3)
     assert line["activation_bytes_unplanned"] == 40
+    assert line["precision"] == "bf16"
 
 
 TORCH_MODES_CHECK = """

@@ -1,0 +1,76 @@
+"""Where a command's oneDNN time goes: runs it with ONEDNN_VERBOSE=1 and sums the execution
+times oneDNN reports by primitive kind and propagation kind (convolution forward_training,
+convolution backward_weights, batch_normalization backward, reorder ...), as milliseconds per
+step and as shares of the whole. The first --warmup steps are left out, as is primitive
+creation: the first execution of a GEMM-based primitive alone can take longer than a whole
+step. --steps is the number of steps the command
+runs, warm-up included (scripts/bench_step.py's worker: 3 warm-up steps, then 8 at batch 16).
+
+    python3 scripts/onednn_breakdown.py --steps 11 --warmup 3 -- \\
+        python3 scripts/bench_step.py --worker crossbow --batches 16
+"""
+import argparse
+import collections
+import os
+import subprocess
+import sys
+
+
+def breakdown(lines, steps=1, warmup=0):
+    """{(primitive, propagation): (milliseconds, executions)} from ONEDNN_VERBOSE lines of a
+    command that ran `steps` steps, the first `warmup` of them left out: a line (a primitive
+    with its shapes and layouts) seen n times ran n / steps times a step, so its first
+    warmup * n / steps executions were the warm-up's."""
+    runs = collections.defaultdict(list)
+    for line in lines:
+        fields = line.strip().split(",")
+        # oneDNN 2: dnnl_verbose,exec,cpu,KIND,IMPL,PROP,...,MS; 3: onednn_verbose,primitive,exec,...
+        if fields[0] not in ("onednn_verbose", "dnnl_verbose") or "exec" not in fields[:3]:
+            continue
+        at = fields.index("exec")
+        if len(fields) < at + 5:
+            continue
+        try:
+            runs[tuple(fields[:-1])].append(float(fields[-1]))
+        except ValueError:
+            continue
+    totals = collections.defaultdict(lambda: [0.0, 0])
+    for fields, times in runs.items():
+        at = fields.index("exec")
+        kept = times[round(warmup * len(times) / steps):]
+        key = (fields[at + 2], fields[at + 4])
+        totals[key][0] += sum(kept)
+        totals[key][1] += len(kept)
+    return {k: tuple(v) for k, v in totals.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, required=True, help="steps the command runs")
+    ap.add_argument("--warmup", type=int, default=0, help="the first steps, left out")
+    ap.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command")
+    args = ap.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        ap.error("give the command after --")
+    if not 0 <= args.warmup < args.steps:
+        ap.error(f"need 0 <= --warmup < --steps, got --warmup {args.warmup} --steps {args.steps}")
+    env = dict(os.environ, ONEDNN_VERBOSE="1", DNNL_VERBOSE="1")
+    run = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True)
+    if run.returncode != 0:
+        sys.exit(f"onednn_breakdown: {' '.join(command)} exited with {run.returncode}")
+    totals = breakdown(run.stdout.splitlines(), args.steps, args.warmup)
+    steps = args.steps - args.warmup
+    if not totals:
+        sys.exit("onednn_breakdown: the command printed no oneDNN executions (does it use "
+                 "oneDNN, and does its oneDNN honour ONEDNN_VERBOSE?)")
+    whole = sum(ms for ms, _ in totals.values())
+    print(f"{'primitive':<22} {'propagation':<18} {'ms/step':>9} {'share':>7} {'runs/step':>9}")
+    for (kind, prop), (ms, n) in sorted(totals.items(), key=lambda kv: -kv[1][0]):
+        print(f"{kind:<22} {prop:<18} {ms / steps:9.2f} {ms / whole:7.1%} {n / steps:9.1f}")
+    print(f"{'all':<41} {whole / steps:9.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""scripts/onednn_breakdown.py: oneDNN's verbose lines of either major version summed by
+primitive and propagation, creation lines, warm-up and other output left out; a failing command or
+one without oneDNN is an error, not an empty table."""
+import importlib.util
+import os
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+spec = importlib.util.spec_from_file_location(
+    "onednn_breakdown", os.path.join(ROOT, "scripts", "onednn_breakdown.py"))
+onednn_breakdown = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(onednn_breakdown)
+
+LINES = [
+    "dnnl_verbose,info,oneDNN v2.6.3",
+    "dnnl_verbose,create:cache_miss,cpu,convolution,jit:avx2,forward_training,src_f32,,alg,mb16,9.5",
+    "dnnl_verbose,exec,cpu,convolution,jit:avx2,forward_training,src_f32,,alg,mb16,1.25",
+    "dnnl_verbose,exec,cpu,convolution,jit:avx2,forward_training,src_f32,,alg,mb16,0.75",
+    "dnnl_verbose,exec,cpu,reorder,jit:uni,undef,src_f32,,,16x3,0.5",
+    "onednn_verbose,primitive,exec,cpu,convolution,brg:avx2,backward_weights,src,,alg,mb16,2.0",
+    '{"times": [0.08]}',
+]
+
+
+def test_sums_executions_by_primitive_and_propagation():
+    assert onednn_breakdown.breakdown(LINES) == {
+        ("convolution", "forward_training"): (2.0, 2),
+        ("reorder", "undef"): (0.5, 1),
+        ("convolution", "backward_weights"): (2.0, 1),
+    }
+
+
+def test_warmup_leaves_out_the_first_steps_of_each_primitive():
+    """Two steps: the convolution ran once a step, the reorder twice, so the first step's
+    share of each is left out."""
+    conv = "dnnl_verbose,exec,cpu,convolution,jit:avx2,forward_training,src,,alg,mb16,"
+    reorder = "dnnl_verbose,exec,cpu,reorder,jit:uni,undef,src,,,16x3,"
+    lines = [conv + "9.0", reorder + "5.0", reorder + "0.25", conv + "1.0", reorder + "0.5",
+             reorder + "0.25"]
+    assert onednn_breakdown.breakdown(lines, steps=2, warmup=1) == {
+        ("convolution", "forward_training"): (1.0, 1), ("reorder", "undef"): (0.75, 2)}
+
+
+def test_a_command_without_onednn_output_is_an_error(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["onednn_breakdown.py", "--steps", "1", "--",
+                                      sys.executable, "-c", "print('hello')"])
+    with pytest.raises(SystemExit, match="printed no oneDNN executions"):
+        onednn_breakdown.main()
+    monkeypatch.setattr(sys, "argv", ["onednn_breakdown.py", "--steps", "1", "--",
+                                      sys.executable, "-c", "raise SystemExit(3)"])
+    with pytest.raises(SystemExit, match="exited with 3"):
+        onednn_breakdown.main()
