@@ -174,6 +174,33 @@ def test_bf16_learns_as_fp32_does():
 
 
 @needs_native
+@pytest.mark.slow
+def test_resnet20_in_bf16_trains_as_fp32_does(tmp_path):
+    """Two epochs of the bundled CIFAR-10 sample, one learner, the same seed: each training-loss
+    record (25 iterations) within 10% of fp32's, and the test accuracy within 5 points."""
+    C = crossbow._native.load()
+    if not C.cpu_has_bf16():
+        pytest.skip(f"this CPU has {C.cpu_isa()}, not AVX512-BF16 or AMX")
+    sample = os.path.join(ROOT, "data", "samples", "cifar10")
+    for split in ("train", "test"):
+        assert cli.main(["convert", "imageset", "--by_folder", os.path.join(sample, split) + "/",
+                         str(tmp_path / split), "--noprogress"]) == 0
+    runs = {}
+    for precision in ("fp32", "bf16"):
+        metrics = tmp_path / f"{precision}.jsonl"
+        result = crossbow.Trainer(
+            net="resnet20", train_db=str(tmp_path / "train"), test_db=str(tmp_path / "test"),
+            batch_size=16, learners=1, epochs=2, lr=0.05, seed=1, metrics=str(metrics),
+            log_every=25, progress=False, precision=precision).fit()
+        losses = [r["loss"] for r in read_metrics(str(metrics)) if "accuracy" not in r]
+        runs[precision] = (result["accuracy"], np.array(losses))
+    (fp32, fp32_losses), (bf16, bf16_losses) = runs["fp32"], runs["bf16"]
+    assert len(fp32_losses) == len(bf16_losses) >= 8
+    assert np.all(np.abs(bf16_losses - fp32_losses) <= 0.1 * fp32_losses), runs
+    assert min(fp32, bf16) > 0.15 and abs(bf16 - fp32) <= 0.05, runs
+
+
+@needs_native
 def test_a_gpu_device_where_no_gpu_is_usable_fails_before_any_work():
     from crossbow import _native
     if _native.load().cuda_device_count() > 0:
