@@ -114,6 +114,8 @@ struct Entry {
   bool per_rank;
   std::function<json(const TrainerConfig&)> get;         // python: the default
   std::function<void(const json&, TrainerConfig*)> set;  // null: the Python side's alone
+  // Another spelling the option accepts, turned into its type before the checks; null: none.
+  std::function<json(const json&)> respell = nullptr;
 };
 
 std::string Flag(const std::string& name) {
@@ -236,7 +238,10 @@ const std::vector<Entry>& Entries() {
                       "images per learner per iteration", 16),
       {"learners", Type::kString, Part::kEngine, "", Any(),
        "learners per device: a number, or auto (the autotuner picks)", false, GetLearners,
-       SetLearners},
+       SetLearners,
+       [](const json& v) {
+         return v.is_number_integer() ? json(std::to_string(v.get<int64_t>())) : v;
+       }},
       CROSSBOW_ENGINE("sync", sync, "", OneOf(SynchroniserNames),
                       "sma (model averaging), easgd (elastic averaging), localsgd (periodic "
                       "averaging), diloco (outer Nesterov step on z), ssgd (synchronous SGD) or "
@@ -386,10 +391,7 @@ TrainerConfig ParseTrainerConfig(const std::string& text) {
     CROSSBOW_ENFORCE_VALUE(it != Entries().end(), "unknown trainer option '", key, "'",
                            DidYouMean(key, names));
     if (value.is_null()) continue;
-    const json typed = Typed(it->name == std::string("learners") && value.is_number_integer()
-                                 ? json(std::to_string(value.get<int64_t>()))
-                                 : value,
-                             it->type, key);
+    const json typed = Typed(it->respell ? it->respell(value) : value, it->type, key);
     CheckRule(*it, typed);
     if (it->set) it->set(typed, &c);
   }
