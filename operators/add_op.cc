@@ -85,30 +85,30 @@ void CopyOp::Run() {
   if (y->raw_data() != x.raw_data()) std::memcpy(y->raw_data(), x.raw_data(), x.nbytes());
 }
 
+// Add's and AddRelu's: two addends of one shape, C in place of either.
+void TwoAddends(OpSchema& schema) {
+  schema.NumInputs(2)
+      .NumOutputs(1)
+      .AllowInplace({{0, 0}, {1, 0}})
+      .ShapeInference(SameShapes)
+      .Input(0, "A", "float tensor")
+      .Input(1, "B", "float tensor of A's shape");
+}
+
 OPERATOR_SCHEMA(Add)
-    .NumInputs(2)
-    .NumOutputs(1)
-    .AllowInplace({{0, 0}, {1, 0}})
-    .ShapeInference(SameShapes)
+    .With(TwoAddends)
     .Doc(
         "C = A + B element-wise. A and B have the same shape but may differ in layout; C takes "
         "A's layout.")
-    .Input(0, "A", "float tensor")
-    .Input(1, "B", "float tensor of A's shape")
     .Output(0, "C", "A + B");
 REGISTER_CPU_OPERATOR(Add, SumOp<false>);
 REGISTER_GRADIENT(Add, CopyToEachInputGradient);
 
 OPERATOR_SCHEMA(AddRelu)
-    .NumInputs(2)
-    .NumOutputs(1)
-    .AllowInplace({{0, 0}, {1, 0}})
-    .ShapeInference(SameShapes)
+    .With(TwoAddends)
     .Doc(
         "C = max(A + B, 0) element-wise in one pass: Add then Relu, as the learner's net "
         "compilation fuses them (the residual add of a ResNet block). C takes A's layout.")
-    .Input(0, "A", "float tensor")
-    .Input(1, "B", "float tensor of A's shape")
     .Output(0, "C", "max(A + B, 0)");
 REGISTER_CPU_OPERATOR(AddRelu, SumOp<true>);
 // dA = dB = dY where C > 0: one ReluGradient, copied for the second input.

@@ -6,8 +6,8 @@ medians reported (a table on stdout, one JSON line per result).
 Workloads: CIFAR-10 train from a raw-record LMDB and from an encoded (JPEG) LMDB with
 pad 4 / crop 32 / mirror / normalise; Imagenette-160 train from an encoded LMDB to 128 px
 random-resized crops with mirror / normalise. Crossbow runs `workers` decode threads; the peer
-(--peer-python, scripts/peer.py: the venv of scripts/setup_peer.sh: current
-PyTorch from PyPI; named in the output; in its own process, OPENBLAS_CORETYPE and
+(--peer-python, scripts/peer.py: the venv of scripts/setup_peer.sh, current PyTorch from PyPI;
+named in the output; in its own process, OPENBLAS_CORETYPE and
 OPENBLAS_L2_SIZE unset; no model, so the peer's channels_last and compile modes do not apply)
 runs a DataLoader with `num_workers=workers` over the JPEG folders (an ImageFolder), and for the
 raw case over the pixels held in memory as torchvision's CIFAR10 dataset does; its main process

@@ -3,8 +3,8 @@
 PyTorch on the same machine, same architecture, same thread count, rounds interleaved.
 
 Each measurement runs in its own process: Crossbow's under this interpreter, PyTorch's under
---peer-python (scripts/peer.py: the venv of scripts/setup_peer.sh: current
-PyTorch from PyPI), once per peer mode: eager, channels_last and torch.compile (its first
+--peer-python (scripts/peer.py: the venv of scripts/setup_peer.sh, current PyTorch from
+PyPI), once per peer mode: eager, channels_last and torch.compile (its first
 step, the compile, is reported apart and never timed), in each of --precisions: fp32, and
 bf16 where the CPU runs it (Crossbow's precision bf16: convolutions in bfloat16; PyTorch's
 torch.autocast("cpu", torch.bfloat16) around the forward pass and loss). Prints the peer it

@@ -3,8 +3,8 @@ times oneDNN reports by primitive kind and propagation kind (convolution forward
 convolution backward_weights, batch_normalization backward, reorder ...), as milliseconds per
 step and as shares of the whole. The first --warmup steps are left out, as is primitive
 creation: the first execution of a GEMM-based primitive alone can take longer than a whole
-step. --steps is the number of steps the command
-runs, warm-up included (scripts/bench_step.py's worker: 3 warm-up steps, then 8 at batch 16).
+step. --steps is the number of steps the command runs, warm-up included (scripts/bench_step.py's
+worker: 3 warm-up steps, then 8 at batch 16).
 
     python3 scripts/onednn_breakdown.py --steps 11 --warmup 3 -- \\
         python3 scripts/bench_step.py --worker crossbow --batches 16
@@ -21,7 +21,7 @@ def breakdown(lines, steps=1, warmup=0):
     command that ran `steps` steps, the first `warmup` of them left out: a line (a primitive
     with its shapes and layouts) seen n times ran n / steps times a step, so its first
     warmup * n / steps executions were the warm-up's."""
-    runs = collections.defaultdict(list)
+    runs = collections.defaultdict(list)  # (line but its time, (kind, propagation)): times
     for line in lines:
         fields = line.strip().split(",")
         # oneDNN 2: dnnl_verbose,exec,cpu,KIND,IMPL,PROP,...,MS; 3: onednn_verbose,primitive,exec,...
@@ -31,14 +31,13 @@ def breakdown(lines, steps=1, warmup=0):
         if len(fields) < at + 5:
             continue
         try:
-            runs[tuple(fields[:-1])].append(float(fields[-1]))
+            ms = float(fields[-1])
         except ValueError:
             continue
+        runs[tuple(fields[:-1]), (fields[at + 2], fields[at + 4])].append(ms)
     totals = collections.defaultdict(lambda: [0.0, 0])
-    for fields, times in runs.items():
-        at = fields.index("exec")
+    for (_, key), times in runs.items():
         kept = times[round(warmup * len(times) / steps):]
-        key = (fields[at + 2], fields[at + 4])
         totals[key][0] += sum(kept)
         totals[key][1] += len(kept)
     return {k: tuple(v) for k, v in totals.items()}

@@ -7,9 +7,9 @@
 
 namespace crossbow {
 
-// Precision (declared in context.h, which holds one): the arithmetic of convolutions (and, on GPUs,
-// matrix products). Weights, momentum, the averaged model and batch-norm statistics stay fp32 in
-// every precision; so do activations between operators.
+// Precision (declared in context.h, which holds one): the arithmetic of convolutions (and, on
+// GPUs, matrix products). Weights, momentum, the averaged model and batch-norm statistics stay
+// fp32 in every precision; so do activations between operators.
 //   fp32  exact single precision everywhere (the default)
 //   bf16  CPUs with AVX512-BF16 or AMX: convolutions read their input and weights as bfloat16
 //         and accumulate and write fp32

@@ -23,7 +23,7 @@ struct CheckpointInfo {
   double lr_peak = 0;     // the highest rate since the learners last restarted from z (SMA)
   double best_top1 = 0;
   double time_to_accuracy_s = -1;  // -1 until the target accuracy was reached
-  // The options of the run that wrote it, as JSON (RankComparedOptions); none in checkpoints
+  // The options of the run that wrote it, as JSON (CheckpointedOptions); none in checkpoints
   // of before they were kept.
   std::map<std::string, std::string> options;
 };

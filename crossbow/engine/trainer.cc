@@ -103,7 +103,7 @@ class Trainer::Loop {
 
  private:
   std::map<std::string, std::string> RunOptions() const {
-    const auto options = RankComparedOptions(engine_.options(), o_);
+    const auto options = CheckpointedOptions(engine_.options(), o_);
     return {options.begin(), options.end()};
   }
   double EpochPosition() const { return static_cast<double>(info_.images) / epoch_size_; }
@@ -234,7 +234,7 @@ void Trainer::Loop::Resume(const std::string& path, const LrPolicy& policy) {
   info_.options = RunOptions();
   for (const auto& [name, value] : info_.options) {
     const auto it = c->info.options.find(name);
-    if (name != "resume" && it != c->info.options.end() && it->second != value) {
+    if (it != c->info.options.end() && it->second != value) {
       LOG(WARNING) << "resuming with " << name << " " << value << "; the checkpoint's run had "
                    << it->second;
     }

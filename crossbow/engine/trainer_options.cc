@@ -116,6 +116,8 @@ struct Entry {
   std::function<void(const json&, TrainerConfig*)> set;  // null: the Python side's alone
   // Another spelling the option accepts, turned into its type before the checks; null: none.
   std::function<json(const json&)> respell = nullptr;
+  // Says how this process starts (resume), not what the run is: not in checkpoints' options.
+  bool start_only = false;
 };
 
 std::string Flag(const std::string& name) {
@@ -218,6 +220,11 @@ Entry PerRank(Entry e) {
   return e;
 }
 
+Entry StartOnly(Entry e) {
+  e.start_only = true;
+  return e;
+}
+
 json GetLearners(const TrainerConfig& c) {
   return c.trainer.autotune ? json("auto") : json(std::to_string(c.engine.learners_per_device));
 }
@@ -309,8 +316,8 @@ const std::vector<Entry>& Entries() {
                        "epochs between checkpoints (0: never by epochs)"),
       CROSSBOW_TRAINER("checkpoint_every_minutes", checkpoint_every_minutes, "minutes", AtLeast(0),
                        "minutes between checkpoints (0: never by time)"),
-      CROSSBOW_TRAINER("resume", resume, "", Any(),
-                       "continue from the checkpoint in checkpoint_dir, if any"),
+      StartOnly(CROSSBOW_TRAINER("resume", resume, "", Any(),
+                                 "continue from the checkpoint in checkpoint_dir, if any")),
       PerRank(CROSSBOW_UNSET("metrics", metrics_path, "", Any(), "metrics file (JSON lines)")),
       PerRank(CROSSBOW_PYTHON("tensorboard", Type::kString, "", Any(),
                               "TensorBoard folder: scalars written while training runs", nullptr)),
@@ -432,14 +439,29 @@ void CheckTrainerOptions(const TrainerOptions& o) {
                          "resume (--resume) needs a checkpoint_dir (--checkpoint-dir)");
 }
 
-std::vector<std::pair<std::string, std::string>> RankComparedOptions(
-    const EngineOptions& engine, const TrainerOptions& trainer) {
-  const TrainerConfig c{engine, trainer};
+namespace {
+
+std::vector<std::pair<std::string, std::string>> Compared(const TrainerConfig& c,
+                                                          bool with_start_only) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const Entry& e : Entries()) {
-    if (e.part != Part::kPython && !e.per_rank) out.emplace_back(e.name, e.get(c).dump());
+    if (e.part != Part::kPython && !e.per_rank && (with_start_only || !e.start_only)) {
+      out.emplace_back(e.name, e.get(c).dump());
+    }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> RankComparedOptions(
+    const EngineOptions& engine, const TrainerOptions& trainer) {
+  return Compared({engine, trainer}, /*with_start_only=*/true);
+}
+
+std::vector<std::pair<std::string, std::string>> CheckpointedOptions(
+    const EngineOptions& engine, const TrainerOptions& trainer) {
+  return Compared({engine, trainer}, /*with_start_only=*/false);
 }
 
 }  // namespace crossbow

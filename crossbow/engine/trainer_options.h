@@ -41,5 +41,9 @@ void CheckTrainerOptions(const TrainerOptions& options);
 // (name, value as JSON).
 std::vector<std::pair<std::string, std::string>> RankComparedOptions(const EngineOptions& engine,
                                                                      const TrainerOptions& trainer);
+// The run's options a checkpoint keeps, and a resume compares with its own: those of
+// RankComparedOptions but the ones that say how a process starts (resume).
+std::vector<std::pair<std::string, std::string>> CheckpointedOptions(const EngineOptions& engine,
+                                                                     const TrainerOptions& trainer);
 
 }  // namespace crossbow

@@ -1,7 +1,6 @@
 // The engine in Python: Engine, EngineOptions (from the option table), parse_devices, the CPU's
-// instruction set,
-// IterationResult, the Autotuner, and BatchSource with an in-memory ArraySource over numpy arrays.
-// Iterations run with the GIL released.
+// instruction set, IterationResult, the Autotuner, and BatchSource with an in-memory ArraySource
+// over numpy arrays. Iterations run with the GIL released.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>

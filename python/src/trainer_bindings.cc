@@ -68,8 +68,7 @@ void BindTrainer(py::module_& m) {
       },
       "the table of training options, in the order of the flags: dicts of name, type (int, "
       "float, str, bool, floats), default (JSON), unit, rule, doc, reader (engine, trainer or "
-      "python), "
-      "per_rank");
+      "python), per_rank");
   m.def(
       "check_trainer_options",
       [](const std::string& options_json) {

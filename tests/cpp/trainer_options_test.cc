@@ -95,6 +95,20 @@ TEST(TrainerOptionTable, OptionsInCodeAreCheckedByTheSameRules) {
                "resume (--resume) needs a checkpoint_dir (--checkpoint-dir)");
 }
 
+// Ranks agree on resume; a checkpoint does not keep it, as it says how a process starts.
+TEST(TrainerOptionTable, CheckpointsKeepTheRanksOptionsButResume) {
+  auto names = [](const std::vector<std::pair<std::string, std::string>>& options) {
+    std::set<std::string> out;
+    for (const auto& option : options) out.insert(option.first);
+    return out;
+  };
+  std::set<std::string> kept = names(CheckpointedOptions(EngineOptions{}, TrainerOptions{}));
+  std::set<std::string> compared = names(RankComparedOptions(EngineOptions{}, TrainerOptions{}));
+  EXPECT_TRUE(compared.count("resume"));
+  compared.erase("resume");
+  EXPECT_EQ(kept, compared);
+}
+
 TEST(TrainerOptionTable, RanksCompareWhatChangesTheRunAndNotWhereEachLogs) {
   std::set<std::string> compared;
   for (const auto& [name, value] : RankComparedOptions(EngineOptions{}, TrainerOptions{})) {
