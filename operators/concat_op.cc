@@ -63,7 +63,7 @@ void ConcatOp::Run() {
     }
     y_shape_ = ConcatShape(def(), shapes, 0);
     const int axis = ConcatAxis(def(), Input(0).ndim());
-    dnnl::concat::primitive_desc pd(axis, src_mds_, context_->engine());
+    dnnl::concat::primitive_desc pd(axis, src_mds_, context_->engine(), Attributes());
     dst_md_ = pd.dst_desc();
     primitive_ = dnnl::concat(pd);
   }

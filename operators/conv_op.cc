@@ -42,6 +42,13 @@ Shape ConvOutputShape(const OperatorDef& def, const ConvParams& p, const Shape& 
   return {x[0], m, out(x[2]), out(x[3])};
 }
 
+bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y,
+                     Precision precision) {
+  const int64_t tiles = y[0] * ((y[2] + 3) / 4) * ((y[3] + 3) / 4);
+  return precision == Precision::kFP32 && p.kernel == 3 && p.stride == 1 && p.dilation == 1 &&
+         p.group == 1 && x[1] >= 32 && w[0] >= 32 && tiles >= 32;
+}
+
 namespace {
 
 // The descriptors and geometry that forward and backward primitives of one convolution share.
@@ -51,7 +58,8 @@ namespace {
 struct ConvDescs {
   ConvDescs(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y, bool bias,
             Precision precision)
-      : bias(bias ? PlainDesc({w[0]}) : memory::desc()) {
+      : bias(bias ? PlainDesc({w[0]}) : memory::desc()),
+        winograd(PrefersWinograd(p, x, w, y, precision)) {
     const auto read =
         precision == Precision::kBF16 ? memory::data_type::bf16 : memory::data_type::f32;
     Shape w_dims = w;
@@ -69,15 +77,50 @@ struct ConvDescs {
   }
 
   dnnl::convolution_forward::primitive_desc Forward(const dnnl::engine& engine) const {
-    auto desc =
-        dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
-                                        x_in, w_in, bias, y_out, strides, dilates, pads, pads);
-    return {desc, engine};
+    return Create([&](algorithm a) {
+      dnnl::convolution_forward::desc desc(prop_kind::forward_training, a, x_in, w_in, bias, y_out,
+                                           strides, dilates, pads, pads);
+      return dnnl::convolution_forward::primitive_desc(desc, Attributes(), engine);
+    });
+  }
+
+  dnnl::convolution_backward_weights::primitive_desc BackwardWeights(
+      const dnnl::engine& engine, const dnnl::convolution_forward::primitive_desc& hint) const {
+    return Create([&](algorithm a) {
+      dnnl::convolution_backward_weights::desc desc(a, x_in, w_out, bias, y_in, strides, dilates,
+                                                    pads, pads);
+      return dnnl::convolution_backward_weights::primitive_desc(desc, Attributes(), engine, hint);
+    });
+  }
+
+  dnnl::convolution_backward_data::primitive_desc BackwardData(
+      const dnnl::engine& engine, const dnnl::convolution_forward::primitive_desc& hint) const {
+    return Create([&](algorithm a) {
+      dnnl::convolution_backward_data::desc desc(a, x_out, w_in, y_in, strides, dilates, pads,
+                                                 pads);
+      return dnnl::convolution_backward_data::primitive_desc(desc, Attributes(), engine, hint);
+    });
   }
 
   memory::desc x_in, x_out, y_in, y_out, w_in, w_out;  // layout "any"
   memory::desc bias, w_plain;                          // w in oihw, or goihw with groups
   memory::dims strides, dilates, pads;
+  bool winograd;
+
+ private:
+  // The primitive descriptor `make(algorithm)` gives for Winograd where PrefersWinograd and
+  // oneDNN implements it on this CPU (its Winograd kernels need AVX-512), for direct otherwise.
+  template <class Make>
+  auto Create(Make make) const -> decltype(make(algorithm::convolution_direct)) {
+    if (winograd) {
+      try {
+        return make(algorithm::convolution_winograd);
+      } catch (const dnnl::error& e) {
+        if (e.status != dnnl_unimplemented) throw;
+      }
+    }
+    return make(algorithm::convolution_direct);
+  }
 };
 
 }  // namespace
@@ -136,20 +179,14 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
   ConvDescs descs(params_, x.shape(), w.shape(), y_shape, want_bias_, context_->precision());
   auto hint = descs.Forward(context_->engine());
   if (want_weights_) {
-    auto desc = dnnl::convolution_backward_weights::desc(
-        algorithm::convolution_direct, descs.x_in, descs.w_out, descs.bias, descs.y_in,
-        descs.strides, descs.dilates, descs.pads, descs.pads);
-    dnnl::convolution_backward_weights::primitive_desc pd(desc, context_->engine(), hint);
+    auto pd = descs.BackwardWeights(context_->engine(), hint);
     weights_primitive_ = dnnl::convolution_backward_weights(pd);
     bw_x_md_ = pd.src_desc();
     bw_dy_md_ = pd.diff_dst_desc();
     bw_dw_md_ = pd.diff_weights_desc();
   }
   if (want_data_) {
-    auto desc = dnnl::convolution_backward_data::desc(algorithm::convolution_direct, descs.x_out,
-                                                      descs.w_in, descs.y_in, descs.strides,
-                                                      descs.dilates, descs.pads, descs.pads);
-    dnnl::convolution_backward_data::primitive_desc pd(desc, context_->engine(), hint);
+    auto pd = descs.BackwardData(context_->engine(), hint);
     data_primitive_ = dnnl::convolution_backward_data(pd);
     bd_w_md_ = pd.weights_desc();
     bd_dy_md_ = pd.diff_dst_desc();

@@ -16,6 +16,16 @@ struct ConvParams {
 Shape ConvOutputShape(const OperatorDef& def, const ConvParams& p, const Shape& x, const Shape& w,
                       const Shape* b);
 
+// Whether a convolution runs as Winograd F(4x4, 3x3) rather than direct (forward and both
+// gradients): 3x3, stride 1, no dilation or groups, fp32, at least 32 input and output channels
+// and at least 32 output tiles of 4x4 over the batch. Winograd does 2.25x fewer multiplications
+// but pays for its transforms per channel and needs tiles to block over; oneDNN 2.6's AVX-512
+// Winograd measured 1.3-1.8x faster than direct there in all three passes, and slower at 16
+// channels or at batch 1 (docs/results.md). Where oneDNN has no Winograd (CPUs without AVX-512)
+// the convolution stays direct.
+bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y,
+                     Precision precision);
+
 // Y = conv(X, W) + b on oneDNN. The primitive picks the activation and weight layouts (blocked);
 // X is reordered only when it arrives in another layout, the plain W every run (cached reorder).
 // In the context's precision bf16, X and W are converted to bfloat16 in those reorders and Y

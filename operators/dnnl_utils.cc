@@ -1,5 +1,7 @@
 #include "operators/dnnl_utils.h"
 
+#include <glog/logging.h>
+
 #include <cstring>
 
 namespace crossbow::dnnl_utils {
@@ -34,8 +36,24 @@ memory Wrap(const Tensor& t, const memory::desc& md, CPUContext* ctx) {
   return memory(md, ctx->engine(), const_cast<void*>(t.raw_data()));
 }
 
-void Execute(const dnnl::primitive& primitive, const std::unordered_map<int, memory>& args,
+dnnl::primitive_attr Attributes() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void Execute(const dnnl::primitive& primitive, std::unordered_map<int, memory> args,
              CPUContext* ctx) {
+  const_dnnl_primitive_desc_t pd = primitive.get_primitive_desc();
+  const_dnnl_primitive_attr_t attr = nullptr;
+  dnnl_scratchpad_mode_t mode = dnnl_scratchpad_mode_library;
+  dnnl_primitive_desc_get_attr(pd, &attr);
+  dnnl_primitive_attr_get_scratchpad_mode(attr, &mode);
+  CHECK_EQ(mode, dnnl_scratchpad_mode_user) << "a primitive created without Attributes()";
+  const memory::desc scratchpad(*dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0));
+  if (const size_t bytes = scratchpad.get_size(); bytes > 0) {
+    args[DNNL_ARG_SCRATCHPAD] = memory(scratchpad, ctx->engine(), ctx->Scratchpad(bytes));
+  }
   primitive.execute(ctx->stream(), args);
   ctx->stream().wait();
 }

@@ -32,8 +32,16 @@ void ReorderTo(const Tensor& src, const memory::desc& md, Tensor* dst, CPUContex
 // Row-major copy of any tensor (plain bytes are copied as they are), into nbytes() of memory.
 void CopyToPlain(const Tensor& src, float* out, CPUContext* ctx);
 
-// Runs `primitive` with `args` on the context's stream and waits for it.
-void Execute(const dnnl::primitive& primitive, const std::unordered_map<int, memory>& args,
+// The attributes every primitive that Execute runs is created with: its scratchpad is the
+// context's (user mode). oneDNN's own scratchpad of some kernels (Winograd convolutions) is a
+// buffer local to the thread that created the primitive, which the thread that runs it may
+// lack: a learner's primitives run on a new thread whenever the engine restarts its threads
+// (the autotuner, a resume), and the Winograd ones crashed there.
+dnnl::primitive_attr Attributes();
+
+// Runs `primitive` with `args` and the context's scratchpad on the context's stream, and waits
+// for it. The primitive must have been created with Attributes().
+void Execute(const dnnl::primitive& primitive, std::unordered_map<int, memory> args,
              CPUContext* ctx);
 
 }  // namespace crossbow::dnnl_utils

@@ -46,7 +46,7 @@ dnnl::inner_product_forward::primitive_desc ForwardDesc(const FCLayout& layout, 
   const memory::desc b = bias ? PlainDesc({y[1]}) : memory::desc();
   auto desc = dnnl::inner_product_forward::desc(prop_kind::forward_training, layout.x,
                                                 layout.w_wanted, b, PlainDesc(y));
-  return {desc, engine};
+  return {desc, Attributes(), engine};
 }
 
 }  // namespace
@@ -102,13 +102,15 @@ void FCGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) {
   if (want_weights_) {
     const memory::desc db = want_bias_ ? PlainDesc({y_shape[1]}) : memory::desc();
     auto desc = dnnl::inner_product_backward_weights::desc(layout.x, layout.w_wanted, db, dy_plain);
-    dnnl::inner_product_backward_weights::primitive_desc pd(desc, context_->engine(), hint);
+    dnnl::inner_product_backward_weights::primitive_desc pd(desc, Attributes(), context_->engine(),
+                                                            hint);
     weights_primitive_ = dnnl::inner_product_backward_weights(pd);
     dw_md_ = pd.diff_weights_desc();
   }
   if (want_data_) {
     auto desc = dnnl::inner_product_backward_data::desc(layout.x, layout.w_wanted, dy_plain);
-    dnnl::inner_product_backward_data::primitive_desc pd(desc, context_->engine(), hint);
+    dnnl::inner_product_backward_data::primitive_desc pd(desc, Attributes(), context_->engine(),
+                                                         hint);
     data_primitive_ = dnnl::inner_product_backward_data(pd);
     bd_w_md_ = pd.weights_desc();
   }

@@ -52,7 +52,7 @@ dnnl::pooling_forward::primitive_desc ForwardDesc(const OperatorDef& def, PoolKi
                                                   const dnnl::engine& engine) {
   auto desc = dnnl::pooling_forward::desc(prop, PoolAlgorithm(def, kind), x_md, y_md, w.strides,
                                           w.kernel, w.padding, w.padding);
-  return {desc, engine};
+  return {desc, Attributes(), engine};
 }
 
 }  // namespace
@@ -105,7 +105,7 @@ void PoolGradientOp<kKind>::Run() {
                             prop_kind::forward_training, context_->engine());
     auto desc = dnnl::pooling_backward::desc(PoolAlgorithm(def(), kKind), x_md, y_md, w.strides,
                                              w.kernel, w.padding, w.padding);
-    pd_ = dnnl::pooling_backward::primitive_desc(desc, context_->engine(), hint);
+    pd_ = dnnl::pooling_backward::primitive_desc(desc, Attributes(), context_->engine(), hint);
     primitive_ = dnnl::pooling_backward(pd_);
     x_md_ = x_md;
     y_md_ = y_md;

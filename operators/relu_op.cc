@@ -13,7 +13,7 @@ void ReluOp::Run() {
     md_ = md;
     auto desc =
         dnnl::eltwise_forward::desc(prop_kind::forward_training, algorithm::eltwise_relu, md, 0.f);
-    primitive_ = dnnl::eltwise_forward({desc, context_->engine()});
+    primitive_ = dnnl::eltwise_forward({desc, Attributes(), context_->engine()});
   }
   Tensor* y = Output(0);
   y->ResizeLike(x);
@@ -33,7 +33,7 @@ void ReluGradientOp::Run() {
     dnnl::eltwise_forward::primitive_desc hint(hint_desc, context_->engine());
     auto desc =
         dnnl::eltwise_backward::desc(algorithm::eltwise_relu_use_dst_for_bwd, y_md, y_md, 0.f);
-    primitive_ = dnnl::eltwise_backward({desc, context_->engine(), hint});
+    primitive_ = dnnl::eltwise_backward({desc, Attributes(), context_->engine(), hint});
   }
   const Tensor& dy = to_y_layout_.As(Input(1), y_md, &dy_scratch_, context_);
   Tensor* dx = Output(0);

@@ -7,8 +7,8 @@ using namespace dnnl_utils;
 void ReorderCache::Run(const Tensor& src, const memory::desc& src_md, Tensor* dst,
                        const memory::desc& dst_md, CPUContext* ctx) {
   if (src_md != src_md_ || dst_md != dst_md_) {
-    reorder_ =
-        dnnl::reorder(dnnl::reorder::primitive_desc(ctx->engine(), src_md, ctx->engine(), dst_md));
+    reorder_ = dnnl::reorder(
+        dnnl::reorder::primitive_desc(ctx->engine(), src_md, ctx->engine(), dst_md, Attributes()));
     src_md_ = src_md;
     dst_md_ = dst_md;
   }

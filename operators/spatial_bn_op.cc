@@ -47,7 +47,7 @@ void SpatialBNOp<kRelu>::Run() {
     auto desc = dnnl::batch_normalization_forward::desc(
         is_test_ ? prop_kind::forward_inference : prop_kind::forward_training, x_md, epsilon_,
         flags);
-    dnnl::batch_normalization_forward::primitive_desc pd(desc, context_->engine());
+    dnnl::batch_normalization_forward::primitive_desc pd(desc, Attributes(), context_->engine());
     primitive_ = dnnl::batch_normalization_forward(pd);
     mask_md_ = pd.workspace_desc();
     x_md_ = x_md;
@@ -114,7 +114,7 @@ void SpatialBNGradientOp<kRelu>::Run() {
     dnnl::batch_normalization_forward::primitive_desc hint(hint_desc, context_->engine());
     auto desc = dnnl::batch_normalization_backward::desc(prop_kind::backward, x_md, x_md, epsilon_,
                                                          Flags<kRelu>());
-    primitive_ = dnnl::batch_normalization_backward({desc, context_->engine(), hint});
+    primitive_ = dnnl::batch_normalization_backward({desc, Attributes(), context_->engine(), hint});
     mask_md_ = hint.workspace_desc();
     x_md_ = x_md;
     c_md_ = PlainDesc({x.dim(1)});

@@ -24,8 +24,9 @@ def breakdown(lines, steps=1, warmup=0):
     runs = collections.defaultdict(list)  # (line but its time, (kind, propagation)): times
     for line in lines:
         fields = line.strip().split(",")
-        # oneDNN 2: dnnl_verbose,exec,cpu,KIND,IMPL,PROP,...,MS; 3: onednn_verbose,primitive,exec,...
-        if fields[0] not in ("onednn_verbose", "dnnl_verbose") or "exec" not in fields[:3]:
+        # oneDNN 2: dnnl_verbose,exec,cpu,KIND,IMPL,PROP,...,MS; 3: onednn_verbose,primitive,exec,...;
+        # 3.5 on: onednn_verbose,v1,primitive,exec,...
+        if fields[0] not in ("onednn_verbose", "dnnl_verbose") or "exec" not in fields[:4]:
             continue
         at = fields.index("exec")
         if len(fields) < at + 5:

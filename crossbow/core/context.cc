@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "crossbow/core/device_backend.h"
 #include "crossbow/core/enforce.h"
 
 namespace crossbow {
@@ -34,5 +35,14 @@ CPUContext::CPUContext(uint64_t seed, int num_threads)
       num_threads_(num_threads < 1 ? 1 : num_threads) {}
 
 void CPUContext::BindThread() const { omp_set_num_threads(num_threads_); }
+
+void* CPUContext::Scratchpad(size_t bytes) {
+  if (bytes > scratchpad_bytes_) {
+    scratchpad_.reset();
+    scratchpad_ = AllocateAligned(bytes);
+    scratchpad_bytes_ = bytes;
+  }
+  return scratchpad_.get();
+}
 
 }  // namespace crossbow

@@ -78,12 +78,17 @@ class CPUContext : public ContextBase {
   int num_threads() const { return num_threads_; }
   // Makes the calling thread run this context's kernels on num_threads() threads.
   void BindThread() const override;
+  // At least `bytes` of 64-byte aligned memory for one primitive's oneDNN scratchpad, valid
+  // until the next call: the context's operators run one at a time.
+  void* Scratchpad(size_t bytes);
 
  private:
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::mt19937_64 rng_;
   int num_threads_;
+  std::shared_ptr<uint8_t> scratchpad_;
+  size_t scratchpad_bytes_ = 0;
 };
 
 }  // namespace crossbow

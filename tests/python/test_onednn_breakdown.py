@@ -1,4 +1,4 @@
-"""scripts/onednn_breakdown.py: oneDNN's verbose lines of either major version summed by
+"""scripts/onednn_breakdown.py: oneDNN's verbose lines of every format (2.x, 3.x, 3.5's v1) summed by
 primitive and propagation, creation lines, warm-up and other output left out; a failing command or
 one without oneDNN is an error, not an empty table."""
 import importlib.util
@@ -21,13 +21,16 @@ LINES = [
     "dnnl_verbose,exec,cpu,convolution,jit:avx2,forward_training,src_f32,,alg,mb16,0.75",
     "dnnl_verbose,exec,cpu,reorder,jit:uni,undef,src_f32,,,16x3,0.5",
     "onednn_verbose,primitive,exec,cpu,convolution,brg:avx2,backward_weights,src,,alg,mb16,2.0",
+    "onednn_verbose,v1,info,oneDNN v3.13.3 (commit b38f97eb6f2173513112f15a0481750b8a66e901)",
+    "onednn_verbose,v1,primitive,exec,cpu,convolution,brg_conv_fwd:avx512_core,forward_training,"
+    "src:f32::blocked:acdb::f0,attr-scratchpad:user,alg:convolution_direct,mb16_ic16oc16,0.5",
     '{"times": [0.08]}',
 ]
 
 
 def test_sums_executions_by_primitive_and_propagation():
     assert onednn_breakdown.breakdown(LINES) == {
-        ("convolution", "forward_training"): (2.0, 2),
+        ("convolution", "forward_training"): (2.5, 3),
         ("reorder", "undef"): (0.5, 1),
         ("convolution", "backward_weights"): (2.0, 1),
     }
