@@ -73,7 +73,7 @@ void ConcatOp::Run() {
   for (int i = 0; i < n; ++i) {
     args.emplace(DNNL_ARG_MULTIPLE_SRC + i, Wrap(Input(i), src_mds_[i], context_));
   }
-  Execute(primitive_, args, context_);
+  Execute(primitive_, std::move(args), context_);
 }
 
 ConcatGradientOp::ConcatGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context)

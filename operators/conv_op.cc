@@ -59,7 +59,7 @@ struct ConvDescs {
   ConvDescs(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y, bool bias,
             Precision precision)
       : bias(bias ? PlainDesc({w[0]}) : memory::desc()),
-        winograd(PrefersWinograd(p, x, w, y, precision)) {
+        winograd_(PrefersWinograd(p, x, w, y, precision)) {
     const auto read =
         precision == Precision::kBF16 ? memory::data_type::bf16 : memory::data_type::f32;
     Shape w_dims = w;
@@ -105,14 +105,13 @@ struct ConvDescs {
   memory::desc x_in, x_out, y_in, y_out, w_in, w_out;  // layout "any"
   memory::desc bias, w_plain;                          // w in oihw, or goihw with groups
   memory::dims strides, dilates, pads;
-  bool winograd;
 
  private:
   // The primitive descriptor `make(algorithm)` gives for Winograd where PrefersWinograd and
   // oneDNN implements it on this CPU (its Winograd kernels need AVX-512), for direct otherwise.
   template <class Make>
   auto Create(Make make) const -> decltype(make(algorithm::convolution_direct)) {
-    if (winograd) {
+    if (winograd_) {
       try {
         return make(algorithm::convolution_winograd);
       } catch (const dnnl::error& e) {
@@ -121,6 +120,8 @@ struct ConvDescs {
     }
     return make(algorithm::convolution_direct);
   }
+
+  const bool winograd_;
 };
 
 }  // namespace
@@ -161,7 +162,7 @@ void ConvOp::Run() {
       {DNNL_ARG_WEIGHTS, w_reorder_.Convert(w, w_plain_md_, w_md_, context_)},
       {DNNL_ARG_DST, Wrap(*y, y_md_, context_)}};
   if (bias) args[DNNL_ARG_BIAS] = Wrap(Input(2), context_);
-  Execute(primitive_, args, context_);
+  Execute(primitive_, std::move(args), context_);
 }
 
 ConvGradientOp::ConvGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
@@ -226,7 +227,7 @@ void ConvGradientOp::BackwardWeights(const Tensor& x, const memory& dy) {
     Output(1)->Resize({w_shape_[0]});
     args[DNNL_ARG_DIFF_BIAS] = Wrap(*Output(1), context_);
   }
-  Execute(weights_primitive_, args, context_);
+  Execute(weights_primitive_, std::move(args), context_);
   dw_to_plain_.Commit(dw, context_);
 }
 

@@ -82,7 +82,7 @@ void FCOp::Run() {
       {DNNL_ARG_WEIGHTS, w_reorder_.Convert(w, w_plain_md_, w_md_, context_)},
       {DNNL_ARG_DST, Wrap(*y, context_)}};
   if (bias) args[DNNL_ARG_BIAS] = Wrap(Input(2), context_);
-  Execute(primitive_, args, context_);
+  Execute(primitive_, std::move(args), context_);
 }
 
 FCGradientOp::FCGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
@@ -144,7 +144,7 @@ void FCGradientOp::BackwardWeights(const Tensor& x, const memory& dy) {
     Output(1)->Resize({w_shape_[0]});
     args[DNNL_ARG_DIFF_BIAS] = Wrap(*Output(1), context_);
   }
-  Execute(weights_primitive_, args, context_);
+  Execute(weights_primitive_, std::move(args), context_);
   dw_to_plain_.Commit(dw, context_);
 }
 

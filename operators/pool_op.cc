@@ -81,7 +81,7 @@ void PoolOp<kKind>::Run() {
     workspace->ResizeBlocked(y_shape_, workspace_md_);
     args.emplace(DNNL_ARG_WORKSPACE, Wrap(*workspace, workspace_md_, context_));
   }
-  Execute(primitive_, args, context_);
+  Execute(primitive_, std::move(args), context_);
 }
 
 template <PoolKind kKind>
@@ -126,7 +126,7 @@ void PoolGradientOp<kKind>::Run() {
                            " is not the workspace of a MaxPool of X ", ShapeString(x.shape()));
     args.emplace(DNNL_ARG_WORKSPACE, Wrap(workspace, context_));
   }
-  Execute(primitive_, args, context_);
+  Execute(primitive_, std::move(args), context_);
 }
 
 template class PoolOp<PoolKind::kMax>;

@@ -62,7 +62,7 @@ void SpatialBNOp<kRelu>::Run() {
   if (is_test_) {
     args.emplace(DNNL_ARG_MEAN, Wrap(Input(3), c_md_, context_));
     args.emplace(DNNL_ARG_VARIANCE, Wrap(Input(4), c_md_, context_));
-    Execute(primitive_, args, context_);
+    Execute(primitive_, std::move(args), context_);
     return;
   }
   const int64_t count = x.dim(0) * x.dim(2) * x.dim(3);
@@ -79,7 +79,7 @@ void SpatialBNOp<kRelu>::Run() {
     Output(5)->ResizeBlocked(x.shape(), mask_md_);
     args.emplace(DNNL_ARG_WORKSPACE, Wrap(*Output(5), mask_md_, context_));
   }
-  Execute(primitive_, args, context_);
+  Execute(primitive_, std::move(args), context_);
   UpdateRunningStats(*mean, *var, count);
 }
 
@@ -144,7 +144,7 @@ void SpatialBNGradientOp<kRelu>::Run() {
                            " in X's layout");
     args.emplace(DNNL_ARG_WORKSPACE, Wrap(mask, mask_md_, context_));
   }
-  Execute(primitive_, args, context_);
+  Execute(primitive_, std::move(args), context_);
 }
 
 namespace {
