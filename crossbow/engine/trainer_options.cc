@@ -338,6 +338,10 @@ const std::vector<Entry>& Entries() {
                       "auto"),
       CROSSBOW_PYTHON("input_size", Type::kInt, "pixels", Within(64, 224),
                       "ImageNet nets: input side (default 224)", nullptr),
+      CROSSBOW_PYTHON("min_crop_area", Type::kFloat, "", AboveAtMost(0, 1),
+                      "imagenet preset: the smallest fraction of an image's area a random-"
+                      "resized crop takes, overriding the preset's 0.08 (torchvision's scale[0])",
+                      nullptr),
       CROSSBOW_PYTHON("mean", Type::kFloats, "", Within(0, 1),
                       "per-channel mean in [0, 1] units, overriding the preset's", json::array()),
       CROSSBOW_PYTHON("std", Type::kFloats, "", Above(0),

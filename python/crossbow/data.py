@@ -51,6 +51,8 @@ class ImageDB:
     a training and an evaluation transform each, owned by the C++ data layer and documented in
     docs/design/data.md) for a net of ``input_size`` pixels a side; ``mean`` and ``std`` may
     override its statistics, the other transform arguments do not go with it.
+    ``min_crop_area`` overrides the smallest area fraction of a random-resized crop (0.08, as
+    torchvision's ``scale[0]``); a transform without that crop refuses it.
 
     Iterating runs through the next epoch. Corrupt records are skipped, logged and counted:
     ``corrupt_records`` is the count of the epoch iterated last. Batches depend on ``seed``
@@ -61,7 +63,7 @@ class ImageDB:
                  std=None, seed=0, workers=1, resize=None, random_resized_crop=False,
                  mean_image=None, scale=1.0 / 255.0, channels=None, rgb=False,
                  color_jitter=None, shuffle=None, num_classes=0, drop_last=False, slots=0,
-                 preset=None, input_size=None, reduced_decode=True):
+                 preset=None, input_size=None, min_crop_area=None, reduced_decode=True):
         if preset is not None:
             given = [name for name, value in (("crop", crop), ("pad", pad), ("resize", resize),
                                               ("random_resized_crop", random_resized_crop),
@@ -85,7 +87,7 @@ class ImageDB:
             shuffle=bool(train if shuffle is None else shuffle), seed=int(seed),
             workers=int(workers), slots=int(slots), num_classes=int(num_classes),
             drop_last=bool(drop_last), preset=preset or "", input_size=int(input_size or 0),
-            reduced_decode=bool(reduced_decode))
+            min_crop_area=float(min_crop_area or 0), reduced_decode=bool(reduced_decode))
         self._epoch = None
 
     def __len__(self):

@@ -169,7 +169,8 @@ def _source(db, builder, o, train):
         preset = builder.preset or "none"
     return ImageDB(os.fspath(db), o["batch_size"], train=train, preset=preset,
                    input_size=builder.input_shape[-1], mean=o.get("mean") or None,
-                   std=o.get("std") or None, seed=o["seed"], workers=o["workers"],
+                   std=o.get("std") or None, min_crop_area=o.get("min_crop_area") if train else None,
+                   seed=o["seed"], workers=o["workers"],
                    num_classes=builder.num_classes).source
 
 

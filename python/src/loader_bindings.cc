@@ -3,6 +3,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <string>
+
+#include "crossbow/core/enforce.h"
 #include "data/loader.h"
 #include "data/presets.h"
 
@@ -19,7 +22,7 @@ void BindLoader(py::module_& m) {
                        std::vector<float> mean_image, float scale, float brightness, float contrast,
                        float saturation, bool shuffle, uint64_t seed, int workers, int slots,
                        int num_classes, bool drop_last, const std::string& preset, int input_size,
-                       bool reduced_decode) {
+                       float min_crop_area, bool reduced_decode) {
              LoaderOptions o;
              o.path = path;
              o.batch_size = batch_size;
@@ -45,6 +48,15 @@ void BindLoader(py::module_& m) {
                t.contrast = contrast;
                t.saturation = saturation;
              }
+             if (min_crop_area > 0) {
+               CROSSBOW_ENFORCE_VALUE(
+                   t.random_resized_crop,
+                   "min_crop_area sets the random-resized crop, and this transform has none (",
+                   preset.empty() ? std::string("random_resized_crop is off")
+                                  : "preset '" + preset + (train ? "', training" : "', evaluation"),
+                   ")");
+               t.min_area = min_crop_area;
+             }
              t.reduced_decode = reduced_decode;
              o.shuffle = shuffle;
              o.seed = seed;
@@ -63,7 +75,8 @@ void BindLoader(py::module_& m) {
            py::arg("brightness") = 0.0f, py::arg("contrast") = 0.0f, py::arg("saturation") = 0.0f,
            py::arg("shuffle") = true, py::arg("seed") = 0, py::arg("workers") = 1,
            py::arg("slots") = 0, py::arg("num_classes") = 0, py::arg("drop_last") = false,
-           py::arg("preset") = "", py::arg("input_size") = 0, py::arg("reduced_decode") = true)
+           py::arg("preset") = "", py::arg("input_size") = 0, py::arg("min_crop_area") = 0.0f,
+           py::arg("reduced_decode") = true)
       .def_property_readonly("batches_per_epoch", &ImageLoader::batches_per_epoch)
       .def("corrupt_records", &ImageLoader::corrupt_records, py::arg("epoch"));
   m.def("input_presets", &crossbow::data::PresetNames, "the names of the input presets");

@@ -149,3 +149,30 @@ def test_a_preset_that_does_not_fit_the_data_is_refused_before_any_batch(tmp_pat
         ImageDB(db, batch_size=1, preset="cifra", input_size=32)
     with pytest.raises(ValueError, match="preset 'imagenet' sets the transform; crop"):
         ImageDB(db, batch_size=1, preset="imagenet", input_size=32, crop=24)
+
+
+def _crop_areas(db, **kwargs):
+    """Area fractions of the random-resized crops of the ramp image below, read back from the
+    pixels: channel 1 ramps along x, channels 0 and 2 along y, one step a pixel."""
+    data = ImageDB(db, batch_size=64, preset="imagenet", input_size=64, **kwargs)
+    images, _ = next(iter(data))
+    mean, std = np.array([0.485, 0.456]), np.array([0.229, 0.224])
+    y = (images[:, 0] * std[0] + mean[0]) * 255
+    x = (images[:, 1] * std[1] + mean[1]) * 255
+    spans = [(a.max(axis=(1, 2)) - a.min(axis=(1, 2)) + 1) / 256 for a in (x, y)]
+    return spans[0] * spans[1]
+
+
+def test_min_crop_area_bounds_the_random_resized_crops_and_needs_that_crop(tmp_path):
+    ramp = np.arange(256)
+    pixels = np.stack([np.tile(ramp[:, None], (1, 256)), np.tile(ramp, (256, 1)),
+                       np.tile(ramp[:, None], (1, 256))])
+    db = write_db(tmp_path / "db", [datum(pixels, 0)] * 64)
+    default, bounded = _crop_areas(db), _crop_areas(db, min_crop_area=0.6)
+    assert default.min() < 0.3 and default.max() <= 1.0
+    assert bounded.min() > 0.55 and bounded.max() <= 1.0
+    with pytest.raises(ValueError, match=r"has none \(preset 'cifar', training\)"):
+        ImageDB(db, batch_size=1, preset="cifar", input_size=32, min_crop_area=0.5)
+    with pytest.raises(ValueError, match=r"has none \(preset 'imagenet', evaluation\)"):
+        ImageDB(db, batch_size=1, train=False, preset="imagenet", input_size=32,
+                min_crop_area=0.5)
