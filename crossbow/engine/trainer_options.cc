@@ -441,6 +441,12 @@ void CheckTrainerOptions(const TrainerOptions& o) {
                          "--time-limit): training would never stop");
   CROSSBOW_ENFORCE_VALUE(!o.resume || !o.checkpoint_dir.empty(),
                          "resume (--resume) needs a checkpoint_dir (--checkpoint-dir)");
+  // The trainer sets poly's end from epochs; iterations and a time limit fix no end in epochs
+  // (an iteration's images change with the learners the autotuner picks).
+  CROSSBOW_ENFORCE_VALUE(o.lr.policy != "poly" || o.lr.max > 0 || o.epochs > 0,
+                         "lr_policy poly (--lr-policy) decays the rate to 0 at the end of "
+                         "training, which epochs (--epochs) sets: give --epochs (iterations and "
+                         "time_limit stop a run without fixing that end)");
 }
 
 namespace {

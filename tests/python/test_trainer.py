@@ -36,6 +36,9 @@ needs_C = pytest.mark.skipif(not crossbow._native.available(),
     (dict(), ValueError, "training would never stop"),
     (dict(epochs=1, resume=True), ValueError, r"resume \(--resume\) needs a checkpoint_dir"),
     (dict(epochs=1, lr_polcy="step"), TypeError, "did you mean 'lr_policy'"),
+    (dict(iterations=10, lr_policy="poly"), ValueError,
+     r"lr_policy poly \(--lr-policy\) decays the rate to 0 at the end of training, which "
+     r"epochs \(--epochs\) sets"),
 ])
 def test_bad_options_fail_before_any_work(db, tmp_path, options, error, message):
     """Before the net is built or the data read: a missing database would be the error."""
