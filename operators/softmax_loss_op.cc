@@ -63,6 +63,13 @@ void EnforceLabelsInRange(const OperatorDef& def, const int32_t* label, int64_t 
   }
 }
 
+float LabelSmoothing(const OperatorDef& def) {
+  const float e = def.Arg<float>("label_smoothing", 0.f);
+  CROSSBOW_ENFORCE_VALUE(e >= 0.f && e < 1.f, def.Label(),
+                         ": label_smoothing must be in [0, 1), got ", e);
+  return e;
+}
+
 void SoftmaxOp::Run() {
   EnforceMatrix(def(), 0, Input(0).shape());
   const Tensor& x = x_plain_.AsPlain(Input(0), context_);
@@ -93,6 +100,9 @@ void SoftmaxGradientOp::Run() {
   }
 }
 
+SoftmaxWithLossOp::SoftmaxWithLossOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
+    : Operator(def, ws, context), smoothing_(LabelSmoothing(def)) {}
+
 void SoftmaxWithLossOp::Run() {
   const Tensor& label = Input(1);
   EnforceScoresAndLabels(def(), Input(0).shape(), label.shape(), label.dtype());
@@ -107,13 +117,23 @@ void SoftmaxWithLossOp::Run() {
   float* p = prob->mutable_data<float>();
   double total = 0.0;
   for (int64_t r = 0; r < n; ++r) {
-    total += SoftmaxRow(x + r * c, c, p + r * c) - x[r * c + labels[r]];
+    const float* row = x + r * c;
+    total += SoftmaxRow(row, c, p + r * c) - row[labels[r]];
+    if (smoothing_ > 0.f) {  // + e (x[label] - mean_c x[c])
+      double sum = 0.0;
+      for (int64_t j = 0; j < c; ++j) sum += row[j];
+      total += smoothing_ * (row[labels[r]] - sum / static_cast<double>(c));
+    }
   }
   if (HasOutput(1)) {
     Output(1)->Resize({});
     Output(1)->mutable_data<float>()[0] = static_cast<float>(total / static_cast<double>(n));
   }
 }
+
+SoftmaxWithLossGradientOp::SoftmaxWithLossGradientOp(const OperatorDef& def, Workspace* ws,
+                                                     CPUContext* context)
+    : Operator(def, ws, context), smoothing_(LabelSmoothing(def)) {}
 
 void SoftmaxWithLossGradientOp::Run() {
   const Tensor& label = Input(1);
@@ -128,8 +148,10 @@ void SoftmaxWithLossGradientOp::Run() {
   dx->Resize(prob.shape());
   const float* p = prob.data<float>();
   float* d = dx->mutable_data<float>();
-  for (int64_t i = 0; i < n * c; ++i) d[i] = p[i] * scale;
-  for (int64_t r = 0; r < n; ++r) d[r * c + labels[r]] -= scale;
+  const float off = smoothing_ * scale / static_cast<float>(c);  // e / C of q, scaled
+  const float on = (1.f - smoothing_) * scale + off;             // q at the label, scaled
+  for (int64_t i = 0; i < n * c; ++i) d[i] = p[i] * scale - off;
+  for (int64_t r = 0; r < n; ++r) d[r * c + labels[r]] += off - on;
 }
 
 OPERATOR_SCHEMA(Softmax)
@@ -167,12 +189,16 @@ OPERATOR_SCHEMA(SoftmaxWithLoss)
       return std::vector<TensorShape>{{in[0].dims}, {Shape{}}};
     })
     .Doc(
-        "Softmax of the logits and the mean cross-entropy against integer labels: "
-        "loss = mean_n -log(prob[n, label[n]]). A label outside [0, C) is an error.")
+        "Softmax of the logits and the mean cross-entropy against integer labels, smoothed: "
+        "loss = mean_n -sum_c q[n, c] log(prob[n, c]), q = (1 - label_smoothing) "
+        "onehot(label[n]) + label_smoothing / C. A label outside [0, C) is an error.")
     .Input(0, "logits", "scores [N, C], any layout")
     .Input(1, "label", "int32 [N], class indices in [0, C)")
     .Output(0, "prob", "softmax of the logits [N, C], plain (may be left unnamed)")
-    .Output(1, "loss", "scalar mean cross-entropy");
+    .Output(1, "loss", "scalar mean cross-entropy")
+    .Arg("label_smoothing",
+         "float in [0, 1), default 0: the share of the target spread evenly "
+         "over the classes");
 REGISTER_CPU_OPERATOR(SoftmaxWithLoss, SoftmaxWithLossOp);
 
 OPERATOR_SCHEMA(SoftmaxWithLossGradient)
@@ -184,11 +210,12 @@ OPERATOR_SCHEMA(SoftmaxWithLossGradient)
       EnforceScalar(def, 2, in[2].dims, in[2].dtype);
       return std::vector<TensorShape>{{in[0].dims}};
     })
-    .Doc("Gradient of SoftmaxWithLoss: dlogits = (prob - onehot(label)) * dloss / N.")
+    .Doc("Gradient of SoftmaxWithLoss: dlogits = (prob - q) * dloss / N, q its target.")
     .Input(0, "prob", "SoftmaxWithLoss's output 0 [N, C]")
     .Input(1, "label", "int32 [N]")
     .Input(2, "dloss", "gradient of the loss, one float")
-    .Output(0, "dlogits", "gradient of the logits [N, C], plain");
+    .Output(0, "dlogits", "gradient of the logits [N, C], plain")
+    .Arg("label_smoothing", "as in SoftmaxWithLoss");
 REGISTER_CPU_OPERATOR(SoftmaxWithLossGradient, SoftmaxWithLossGradientOp);
 
 REGISTER_GRADIENT(Softmax, [](const GradientHelper& g) {

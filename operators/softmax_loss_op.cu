@@ -40,14 +40,25 @@ __global__ void SoftmaxGradientKernel(const float* y, const float* dy, int64_t n
   }
 }
 
-// One block for the whole batch.
+// One block for the whole batch. A row's term is -log_prob[label] + smoothing (log_prob[label] -
+// mean_c log_prob[c]), the CPU's order of terms.
 __global__ void SoftmaxLossKernel(const float* log_prob, const int32_t* label, int64_t n, int64_t c,
-                                  float* loss) {
+                                  float smoothing, float* loss) {
   __shared__ double shared[kThreadsPerBlock];
   double sum = 0.0;
   for (int64_t r = threadIdx.x; r < n; r += blockDim.x) {
     const int32_t l = label[r];
-    sum += l >= 0 && l < c ? -static_cast<double>(log_prob[r * c + l]) : CUDART_NAN;
+    if (l < 0 || l >= c) {
+      sum += CUDART_NAN;
+      continue;
+    }
+    const float* row = log_prob + r * c;
+    sum += -static_cast<double>(row[l]);
+    if (smoothing > 0.f) {
+      double total = 0.0;
+      for (int64_t j = 0; j < c; ++j) total += row[j];
+      sum += smoothing * (row[l] - total / static_cast<double>(c));
+    }
   }
   sum = BlockSum(sum, shared);
   if (threadIdx.x == 0) *loss = static_cast<float>(sum / static_cast<double>(n));
@@ -57,15 +68,19 @@ __global__ void ExpKernel(const float* x, int64_t count, float* y) {
   CUDA_KERNEL_LOOP(i, count) { y[i] = expf(x[i]); }
 }
 
-// The CPU's order of rounding: prob * scale, then minus scale at the label (no fused multiply-add).
+// The CPU's order of rounding: prob * scale - off, then + (off - on) at the label (no fused
+// multiply-add).
 __global__ void SoftmaxWithLossGradientKernel(const float* prob, const int32_t* label,
-                                              const float* dloss, int64_t n, int64_t c, float* dx) {
+                                              const float* dloss, int64_t n, int64_t c,
+                                              float smoothing, float* dx) {
   const float scale = dloss[0] / static_cast<float>(n);
+  const float off = __fdiv_rn(__fmul_rn(smoothing, scale), static_cast<float>(c));
+  const float on = __fadd_rn(__fmul_rn(1.f - smoothing, scale), off);
   CUDA_KERNEL_LOOP(i, n * c) {
     const int64_t r = i / c;
     const int32_t l = label[r];
-    const float d = __fmul_rn(prob[i], scale);
-    dx[i] = l < 0 || l >= c ? CUDART_NAN_F : (i - r * c == l ? d - scale : d);
+    const float d = __fsub_rn(__fmul_rn(prob[i], scale), off);
+    dx[i] = l < 0 || l >= c ? CUDART_NAN_F : (i - r * c == l ? __fadd_rn(d, off - on) : d);
   }
 }
 
@@ -78,9 +93,9 @@ void SoftmaxGradient(const float* y, const float* dy, int64_t n, int64_t c, floa
   SoftmaxGradientKernel<<<RowBlocks(n), kThreadsPerBlock, 0, stream>>>(y, dy, n, c, dx);
 }
 
-void SoftmaxLoss(const float* log_prob, const int32_t* label, int64_t n, int64_t c, float* loss,
-                 cudaStream_t stream) {
-  SoftmaxLossKernel<<<1, kThreadsPerBlock, 0, stream>>>(log_prob, label, n, c, loss);
+void SoftmaxLoss(const float* log_prob, const int32_t* label, int64_t n, int64_t c, float smoothing,
+                 float* loss, cudaStream_t stream) {
+  SoftmaxLossKernel<<<1, kThreadsPerBlock, 0, stream>>>(log_prob, label, n, c, smoothing, loss);
 }
 
 void Exp(const float* x, int64_t count, float* y, cudaStream_t stream) {
@@ -88,9 +103,9 @@ void Exp(const float* x, int64_t count, float* y, cudaStream_t stream) {
 }
 
 void SoftmaxWithLossGradient(const float* prob, const int32_t* label, const float* dloss, int64_t n,
-                             int64_t c, float* dx, cudaStream_t stream) {
-  SoftmaxWithLossGradientKernel<<<BlocksFor(n * c), kThreadsPerBlock, 0, stream>>>(prob, label,
-                                                                                   dloss, n, c, dx);
+                             int64_t c, float smoothing, float* dx, cudaStream_t stream) {
+  SoftmaxWithLossGradientKernel<<<BlocksFor(n * c), kThreadsPerBlock, 0, stream>>>(
+      prob, label, dloss, n, c, smoothing, dx);
 }
 
 }  // namespace crossbow::cuda

@@ -26,24 +26,32 @@ class SoftmaxGradientOp final : public Operator<CPUContext> {
   ReorderCache y_plain_, dy_plain_;
 };
 
-// prob = softmax(logits) per row; loss = mean over rows of -log prob[label].
+// The argument label_smoothing, e in [0, 1) (default 0), of SoftmaxWithLoss and its gradient:
+// the target of a row is q = (1 - e) onehot(label) + e / C, as in PyTorch's
+// CrossEntropyLoss(label_smoothing=e). Throws a ValueError naming `def` outside [0, 1).
+float LabelSmoothing(const OperatorDef& def);
+
+// prob = softmax(logits) per row; loss = mean over rows of -sum_c q[c] log prob[c], that is
+// logsumexp(x) - (1 - e) x[label] - e mean_c x[c].
 class SoftmaxWithLossOp final : public Operator<CPUContext> {
  public:
-  using Operator::Operator;
+  SoftmaxWithLossOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
   void Run() override;
 
  private:
+  const float smoothing_;
   ReorderCache logits_plain_;
   Tensor prob_scratch_;
 };
 
-// dlogits = (prob - onehot(label)) * dloss / N.
+// dlogits = (prob - q) * dloss / N.
 class SoftmaxWithLossGradientOp final : public Operator<CPUContext> {
  public:
-  using Operator::Operator;
+  SoftmaxWithLossGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
   void Run() override;
 
  private:
+  const float smoothing_;
   ReorderCache prob_plain_;
 };
 

@@ -13,13 +13,14 @@ namespace crossbow::cuda {
 // dx = y * (dy - <dy, y>) per row; dx may be dy.
 void SoftmaxGradient(const float* y, const float* dy, int64_t n, int64_t c, float* dx,
                      cudaStream_t stream);
-// *loss = mean over rows of -log_prob[r, label[r]], summed in double in a fixed order.
-void SoftmaxLoss(const float* log_prob, const int32_t* label, int64_t n, int64_t c, float* loss,
-                 cudaStream_t stream);
+// *loss = mean over rows of -sum_c q[r, c] log_prob[r, c], q = (1 - smoothing) onehot(label[r])
+// + smoothing / c, summed in double in a fixed order.
+void SoftmaxLoss(const float* log_prob, const int32_t* label, int64_t n, int64_t c, float smoothing,
+                 float* loss, cudaStream_t stream);
 // y = exp(x), element-wise over `count` values; y may be x.
 void Exp(const float* x, int64_t count, float* y, cudaStream_t stream);
-// dx = (prob - onehot(label)) * dloss[0] / n; dloss is on the device; dx may be prob.
+// dx = (prob - q) * dloss[0] / n, q as in SoftmaxLoss; dloss is on the device; dx may be prob.
 void SoftmaxWithLossGradient(const float* prob, const int32_t* label, const float* dloss, int64_t n,
-                             int64_t c, float* dx, cudaStream_t stream);
+                             int64_t c, float smoothing, float* dx, cudaStream_t stream);
 
 }  // namespace crossbow::cuda

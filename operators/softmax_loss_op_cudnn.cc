@@ -71,7 +71,9 @@ class SoftmaxGradientCudaOp final : public Operator<CUDAContext> {
 class SoftmaxWithLossCudnnOp final : public Operator<CUDAContext> {
  public:
   SoftmaxWithLossCudnnOp(const OperatorDef& def, Workspace* ws, CUDAContext* context)
-      : Operator(def, ws, context), log_prob_scratch_(context->device()) {}
+      : Operator(def, ws, context),
+        smoothing_(LabelSmoothing(def)),
+        log_prob_scratch_(context->device()) {}
 
   void Run() override {
     const Tensor& logits = Input(0);
@@ -88,7 +90,7 @@ class SoftmaxWithLossCudnnOp final : public Operator<CUDAContext> {
                 cudnn::Describe(*this));
     if (HasOutput(1)) {
       Output(1)->Resize({});
-      cuda::SoftmaxLoss(prob->data<float>(), label.data<int32_t>(), n, c,
+      cuda::SoftmaxLoss(prob->data<float>(), label.data<int32_t>(), n, c, smoothing_,
                         Output(1)->mutable_data<float>(), stream);
       CUDA_CHECK(cudaGetLastError(), cudnn::Describe(*this));
     }
@@ -99,13 +101,15 @@ class SoftmaxWithLossCudnnOp final : public Operator<CUDAContext> {
   }
 
  private:
+  const float smoothing_;
   RowsDescriptor rows_;
   Tensor log_prob_scratch_;  // when prob is unnamed
 };
 
 class SoftmaxWithLossGradientCudaOp final : public Operator<CUDAContext> {
  public:
-  using Operator::Operator;
+  SoftmaxWithLossGradientCudaOp(const OperatorDef& def, Workspace* ws, CUDAContext* context)
+      : Operator(def, ws, context), smoothing_(LabelSmoothing(def)) {}
 
   void Run() override {
     const Tensor& prob = Input(0);
@@ -115,10 +119,13 @@ class SoftmaxWithLossGradientCudaOp final : public Operator<CUDAContext> {
     Tensor* dx = Output(0);
     dx->Resize(prob.shape());
     cuda::SoftmaxWithLossGradient(prob.data<float>(), label.data<int32_t>(), Input(2).data<float>(),
-                                  prob.dim(0), prob.dim(1), dx->mutable_data<float>(),
+                                  prob.dim(0), prob.dim(1), smoothing_, dx->mutable_data<float>(),
                                   context_->stream());
     CUDA_CHECK(cudaGetLastError(), cudnn::Describe(*this));
   }
+
+ private:
+  const float smoothing_;
 };
 
 }  // namespace

@@ -288,6 +288,10 @@ const std::vector<Entry>& Entries() {
                        "warm-up's first factor of the rate"),
       CROSSBOW_PYTHON("momentum", Type::kFloat, "", Fraction(), "learner momentum", 0.9),
       CROSSBOW_PYTHON("weight_decay", Type::kFloat, "", AtLeast(0), "L2 weight decay", 1e-4),
+      CROSSBOW_PYTHON("label_smoothing", Type::kFloat, "", Fraction(),
+                      "share of each training target spread evenly over the classes (PyTorch's "
+                      "CrossEntropyLoss label_smoothing); the loss reported is the smoothed one",
+                      0.0),
       CROSSBOW_ENGINE("alpha", alpha, "", AboveAtMost(0, 1),
                       "sma, easgd: pull of the learners towards the average model"),
       CROSSBOW_ENGINE("central_momentum", central_momentum, "", Fraction(),

@@ -21,7 +21,8 @@ from crossbow import _native, shapes
 from crossbow.names import did_you_mean
 
 # Arguments that the operators read as floats: JSON must carry them as 1.0, not 1.
-FLOAT_ARGS = {"epsilon", "momentum", "ratio", "value", "min", "max", "mean", "std"}
+FLOAT_ARGS = {"epsilon", "momentum", "ratio", "value", "min", "max", "mean", "std",
+              "label_smoothing"}
 
 
 def check_device(device):
@@ -378,10 +379,12 @@ class ModelBuilder:
         return json.dumps(self.net_def())
 
     def to_spec(self, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=False, seed=0,
-                threads=1, device="cpu", precision="fp32"):
+                threads=1, device="cpu", precision="fp32", label_smoothing=0.0):
         """The learner spec (a dict; ``json.dumps`` it for ``_C.Learner``); ``device`` is where
         the learner runs: "cpu", "cuda" or "cuda:N"; ``precision`` the arithmetic of its
-        convolutions (fp32, bf16 or tf32: see the guide's performance notes)."""
+        convolutions (fp32, bf16 or tf32: see the guide's performance notes);
+        ``label_smoothing`` the share of each target the loss spreads over the classes
+        (SoftmaxWithLoss's argument, which checks it)."""
         if self.input_name is None:
             raise ValueError(f"model '{self.name}' has no input: call m.input(name, shape=...)")
         if self.loss is None:
@@ -390,8 +393,12 @@ class ModelBuilder:
             raise ValueError(f"solver needs lr, momentum, weight_decay >= 0 and threads >= 1, "
                              f"got lr={lr}, momentum={momentum}, weight_decay={weight_decay}, "
                              f"threads={threads}")
+        net = self.net_def()
+        for op in net["ops"]:
+            if op["type"] == "SoftmaxWithLoss" and label_smoothing:
+                op["args"] = dict(op["args"], label_smoothing=float(label_smoothing))
         return {
-            "name": self.name, "init_net": self.init_net_def(), "net": self.net_def(),
+            "name": self.name, "init_net": self.init_net_def(), "net": net,
             "input": self.input_name, "input_shape": list(self.input_shape),
             "label": self.label_name, "loss": self.loss, "output": self.output,
             "accuracy": list(self.accuracy_blobs), "params": list(self.params),

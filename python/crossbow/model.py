@@ -53,11 +53,11 @@ class Model:
     """A builder's net compiled into one C++ learner (created on first use)."""
 
     def __init__(self, builder, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=False,
-                 seed=0, threads=1, device="cpu", precision="fp32"):
+                 seed=0, threads=1, device="cpu", precision="fp32", label_smoothing=0.0):
         self.builder = builder
         self.spec = builder.to_spec(lr=lr, momentum=momentum, weight_decay=weight_decay,
                                     nesterov=nesterov, seed=seed, threads=threads, device=device,
-                                    precision=precision)
+                                    precision=precision, label_smoothing=label_smoothing)
         self.input_shape = tuple(builder.input_shape)
         self.num_classes = builder.num_classes
         self._learner = None

@@ -106,7 +106,8 @@ class Trainer:
             spec = self.builder.to_spec(lr=o["lr"], momentum=o["momentum"],
                                         weight_decay=o["weight_decay"], seed=o["seed"],
                                         threads=o["threads_per_learner"],
-                                        device=spec_device(o["devices"]))
+                                        device=spec_device(o["devices"]),
+                                        label_smoothing=o["label_smoothing"])
             train, test = self._sources(C)
             self._trainer = C.Trainer(json.dumps(spec), _json(o), train, test)
         return self._trainer

@@ -123,6 +123,8 @@ std::vector<ParityCase> MakeCases() {
       Case("Softmax", "Softmax", {"x"}, {"y"}, none, {In({8, 10}, -3.f, 3.f)}, {0}),
       Case("SoftmaxWithLoss", "SoftmaxWithLoss", {"logits", "label"}, {"prob", "loss"}, none,
            {In({16, 10}, -3.f, 3.f), Labels(16, 10)}, {0}),
+      Case("SoftmaxWithLoss_smoothed", "SoftmaxWithLoss", {"logits", "label"}, {"prob", "loss"},
+           {{"label_smoothing", 0.1f}}, {In({16, 10}, -3.f, 3.f), Labels(16, 10)}, {0}),
       // accuracy
       Case("Accuracy_top1", "Accuracy", {"scores", "label"}, {"accuracy"}, none,
            {In({64, 10}), Labels(64, 10)}),

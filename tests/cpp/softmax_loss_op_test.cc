@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "operators/dnnl_utils.h"
 #include "tests/cpp/expect_error.h"
@@ -11,9 +12,10 @@ namespace {
 
 using dnnl::memory;
 
-// Row-wise softmax and mean cross-entropy in double, written the textbook way.
+// Row-wise softmax and mean cross-entropy against q = (1 - e) onehot + e / c in double, written
+// the textbook way: -sum_j q[j] log p[j].
 void ReferenceSoftmaxLoss(const std::vector<float>& x, const std::vector<int32_t>& label, int64_t n,
-                          int64_t c, std::vector<float>* prob, float* loss) {
+                          int64_t c, std::vector<float>* prob, float* loss, double e = 0) {
   prob->resize(n * c);
   double total = 0;
   for (int64_t r = 0; r < n; ++r) {
@@ -23,7 +25,10 @@ void ReferenceSoftmaxLoss(const std::vector<float>& x, const std::vector<int32_t
     for (int64_t j = 0; j < c; ++j) sum += std::exp(x[r * c + j] - max);
     for (int64_t j = 0; j < c; ++j)
       (*prob)[r * c + j] = static_cast<float>(std::exp(x[r * c + j] - max) / sum);
-    total -= x[r * c + label[r]] - max - std::log(sum);
+    for (int64_t j = 0; j < c; ++j) {
+      const double q = (j == label[r] ? 1 - e : 0) + e / static_cast<double>(c);
+      total -= q * (x[r * c + j] - max - std::log(sum));
+    }
   }
   *loss = static_cast<float>(total / static_cast<double>(n));
 }
@@ -44,17 +49,24 @@ void FeedBlocked(OpHarness& h, const std::string& from, const std::string& name,
   ASSERT_FALSE(dst->is_plain());
 }
 
-class SoftmaxWithLossShapes : public ::testing::TestWithParam<std::pair<int64_t, int64_t>> {};
+// Rows, classes and label_smoothing.
+class SoftmaxWithLossShapes : public ::testing::TestWithParam<std::tuple<int64_t, int64_t, float>> {
+};
+
+OperatorDef SoftmaxWithLossDef(float smoothing) {
+  return MakeOperator("SoftmaxWithLoss", {"X", "label"}, {"prob", "loss"},
+                      {{"label_smoothing", smoothing}});
+}
 
 TEST_P(SoftmaxWithLossShapes, ForwardMatchesReference) {
-  const auto [n, c] = GetParam();
+  const auto [n, c, e] = GetParam();
   OpHarness h;
   h.Feed("X", {n, c}, {}, -3.f, 3.f);
   h.FeedInt("label", {n}, Labels(n, c));
   std::vector<float> prob;
   float loss;
-  ReferenceSoftmaxLoss(h.Fetch("X"), Labels(n, c), n, c, &prob, &loss);
-  h.Run(MakeOperator("SoftmaxWithLoss", {"X", "label"}, {"prob", "loss"}));
+  ReferenceSoftmaxLoss(h.Fetch("X"), Labels(n, c), n, c, &prob, &loss, e);
+  h.Run(SoftmaxWithLossDef(e));
   EXPECT_LT(MaxAbsDiff(h.Fetch("prob"), prob), 1e-6f);
   EXPECT_NEAR(h.Fetch("loss")[0], loss, 1e-5f);
   EXPECT_TRUE(h.ShapeOf("loss").empty());
@@ -62,7 +74,7 @@ TEST_P(SoftmaxWithLossShapes, ForwardMatchesReference) {
 }
 
 TEST_P(SoftmaxWithLossShapes, GradientMatchesNumeric) {
-  const auto [n, c] = GetParam();
+  const auto [n, c, e] = GetParam();
   OpHarness h;
   h.Feed("X", {n, c}, {}, -2.f, 2.f);
   h.FeedInt("label", {n}, Labels(n, c));
@@ -73,26 +85,28 @@ TEST_P(SoftmaxWithLossShapes, GradientMatchesNumeric) {
   // and a wider step so that the float loss's rounding stays below the floor.
   options.abs_tol = 2e-5f;
   options.step = 5e-2f;
-  CheckGradient(h, MakeOperator("SoftmaxWithLoss", {"X", "label"}, {"prob", "loss"}), {0}, options);
+  CheckGradient(h, SoftmaxWithLossDef(e), {0}, options);
 }
 
-TEST_P(SoftmaxWithLossShapes, GradientIsProbabilityMinusOneHotOverN) {
-  const auto [n, c] = GetParam();
+TEST_P(SoftmaxWithLossShapes, GradientIsProbabilityMinusTargetOverN) {
+  const auto [n, c, e] = GetParam();
   OpHarness h;
   h.Feed("X", {n, c}, {}, -2.f, 2.f);
   const std::vector<int32_t> label = Labels(n, c);
   h.FeedInt("label", {n}, label);
   std::vector<float> prob;
   float loss;
-  ReferenceSoftmaxLoss(h.Fetch("X"), label, n, c, &prob, &loss);
-  h.Run(MakeOperator("SoftmaxWithLoss", {"X", "label"}, {"prob", "loss"}));
+  ReferenceSoftmaxLoss(h.Fetch("X"), label, n, c, &prob, &loss, e);
+  h.Run(SoftmaxWithLossDef(e));
   h.Feed("dloss", {}, {0.5f});
-  h.Run(MakeOperator("SoftmaxWithLossGradient", {"prob", "label", "dloss"}, {"dX"}));
+  h.Run(MakeOperator("SoftmaxWithLossGradient", {"prob", "label", "dloss"}, {"dX"},
+                     {{"label_smoothing", e}}));
   const std::vector<float> dx = h.Fetch("dX");
-  // d mean_r(-log p[r, label_r]) / dX[r, j] = (p[r, j] - [j == label_r]) / n, times dloss.
+  // d mean_r(-sum_j q[r, j] log p[r, j]) / dX[r, j] = (p[r, j] - q[r, j]) / n, times dloss.
   for (int64_t r = 0; r < n; ++r) {
     for (int64_t j = 0; j < c; ++j) {
-      const double expected = 0.5 * (prob[r * c + j] - (j == label[r] ? 1.0 : 0.0)) / n;
+      const double q = (j == label[r] ? 1.0 - e : 0.0) + e / static_cast<double>(c);
+      const double expected = 0.5 * (prob[r * c + j] - q) / n;
       EXPECT_NEAR(dx[r * c + j], expected, 1e-7 + 1e-5 * std::fabs(expected))
           << "row " << r << " class " << j;
     }
@@ -100,7 +114,7 @@ TEST_P(SoftmaxWithLossShapes, GradientIsProbabilityMinusOneHotOverN) {
 }
 
 TEST_P(SoftmaxWithLossShapes, SoftmaxMatchesReferenceAndGradient) {
-  const auto [n, c] = GetParam();
+  const int64_t n = std::get<0>(GetParam()), c = std::get<1>(GetParam());
   OpHarness h;
   h.Feed("X", {n, c}, {}, -3.f, 3.f);
   std::vector<float> prob;
@@ -113,8 +127,21 @@ TEST_P(SoftmaxWithLossShapes, SoftmaxMatchesReferenceAndGradient) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SoftmaxWithLoss, SoftmaxWithLossShapes,
-                         ::testing::Values(std::make_pair(1, 10), std::make_pair(4, 3),
-                                           std::make_pair(5, 37)));
+                         ::testing::Values(std::make_tuple(1, 10, 0.f), std::make_tuple(4, 3, 0.f),
+                                           std::make_tuple(5, 37, 0.f), std::make_tuple(4, 3, 0.2f),
+                                           std::make_tuple(5, 37, 0.1f)));
+
+TEST(SoftmaxWithLoss, LabelSmoothingOutsideZeroToOneIsAValueError) {
+  OpHarness h;
+  h.Feed("X", {2, 3});
+  h.FeedInt("label", {2}, {0, 1});
+  for (float e : {-0.1f, 1.f, 1.5f}) {
+    OperatorDef op = SoftmaxWithLossDef(e);
+    op.name = "xent";
+    EXPECT_ERROR(h.Run(op), ValueError,
+                 "SoftmaxWithLoss 'xent': label_smoothing must be in [0, 1), got ");
+  }
+}
 
 TEST(SoftmaxWithLoss, BlockedLogitsGiveTheSameResult) {
   OpHarness h;

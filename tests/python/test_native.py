@@ -193,3 +193,32 @@ def test_lenet_in_bf16_learns_mnist_as_fp32_does():
     assert np.all(np.abs(curves["bf16"] - curves["fp32"]) <= 0.05 * curves["fp32"] + 0.01), curves
     top1 = {p: model.evaluate(xt, yt, batch_size=500)["top1"] for p, (model, _) in runs.items()}
     assert top1["fp32"] >= 0.97 and abs(top1["bf16"] - top1["fp32"]) <= 0.005, top1
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1, 0.3])
+def test_label_smoothing_loss_is_the_cross_entropy_against_the_smoothed_target(smoothing):
+    """Against numpy: q = (1 - e) onehot + e / C, loss = mean_n -sum_c q log p, with p the
+    model's own probabilities (same weights); e = 0 is plain cross-entropy."""
+    x, y = batch()
+    model = tiny(label_smoothing=smoothing)
+    p = model.predict(x).astype(np.float64)
+    q = np.full(p.shape, smoothing / p.shape[1])
+    q[np.arange(len(y)), y] += 1 - smoothing
+    expected = float(np.mean(-(q * np.log(p)).sum(axis=1)))
+    assert model.evaluate(x, y)["loss"] == pytest.approx(expected, rel=1e-5)
+    assert model.spec["net"]["ops"][-2]["type"] == "SoftmaxWithLoss"
+
+
+def test_label_smoothing_changes_the_update_by_its_gradient():
+    """One SGD step (lr 1, no momentum) moves the last layer's bias by -(mean p - mean q):
+    the smoothed target pulls every class's bias up by e / C against the plain one."""
+    x, y = batch()
+    moved = {}
+    for e in (0.0, 0.2):
+        model = tiny(label_smoothing=e, lr=1.0, momentum=0.0, weight_decay=0.0)
+        bias = next(n for n in model.param_names() if n.endswith("_b") and "fc" in n)
+        before = model.get_param(bias).copy()
+        model.step(x, y)
+        moved[e] = model.get_param(bias) - before
+    np.testing.assert_allclose(moved[0.2] - moved[0.0], 0.2 / 10 - 0.2 * np.bincount(
+        y, minlength=10) / len(y), atol=1e-6)

@@ -36,6 +36,8 @@ needs_C = pytest.mark.skipif(not crossbow._native.available(),
     (dict(), ValueError, "training would never stop"),
     (dict(epochs=1, resume=True), ValueError, r"resume \(--resume\) needs a checkpoint_dir"),
     (dict(epochs=1, lr_polcy="step"), TypeError, "did you mean 'lr_policy'"),
+    (dict(epochs=1, label_smoothing=1.0), ValueError,
+     r"label_smoothing \(--label-smoothing\) must be in \[0, 1\), got 1.0"),
     (dict(iterations=10, lr_policy="poly"), ValueError,
      r"lr_policy poly \(--lr-policy\) decays the rate to 0 at the end of training, which "
      r"epochs \(--epochs\) sets"),
