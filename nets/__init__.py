@@ -2,7 +2,8 @@
 
 Nets: LeNet (MNIST), the CIFAR ResNets of He et al. 2016 (20/32/56/110), VGG-16 with
 batch norm (CIFAR), and the ImageNet ResNet-18, ResNet-34 and ResNet-50 v1.5, which take
-``input_size`` (224 by default).
+``input_size`` (224 by default). The ResNets take ``zero_init_residual`` (each residual branch
+ends in a batch norm of scale 0 at the start, as torchvision's argument of that name).
 """
 
 from crossbow.model import Model
@@ -11,20 +12,21 @@ from crossbow.names import did_you_mean
 NAMES = ("lenet", "resnet20", "resnet32", "resnet56", "resnet110", "vgg16", "resnet18",
          "resnet34", "resnet50")
 IMAGENET = ("resnet18", "resnet34", "resnet50")  # 1000 classes, any input_size; the others: 10
+PLAIN = ("lenet", "vgg16")  # no residual blocks
 # Each net's input preset (crossbow.data.ImageDB, `--augment`): its data set's pipeline.
 PRESETS = dict({name: "cifar" for name in NAMES}, lenet="mnist",
                **{name: "imagenet" for name in IMAGENET})
 
 
-def builder(name, num_classes=None, input_size=None):
+def builder(name, num_classes=None, input_size=None, zero_init_residual=False):
     """The ModelBuilder of a zoo net, with its input preset as ``preset``; num_classes defaults
     to its dataset's (10, or 1000), and input_size (ImageNet nets only) to 224."""
-    m = _builder(name, num_classes, input_size)
+    m = _builder(name, num_classes, input_size, bool(zero_init_residual))
     m.preset = PRESETS[name]
     return m
 
 
-def _builder(name, num_classes, input_size):
+def _builder(name, num_classes, input_size, zero_init_residual):
     if name not in NAMES:
         raise ValueError(f"unknown net '{name}'{did_you_mean(name, NAMES)} (nets: "
                          f"{', '.join(NAMES)})")
@@ -34,9 +36,12 @@ def _builder(name, num_classes, input_size):
     if input_size is not None and name not in IMAGENET:
         raise ValueError(f"{name} has a fixed input size; input_size (--input-size) is for "
                          f"{', '.join(IMAGENET)}")
+    if zero_init_residual and name in PLAIN:
+        raise ValueError(f"{name} has no residual blocks; zero_init_residual "
+                         f"(--zero-init-residual) is for the ResNets")
     if name in IMAGENET:
         from crossbow.nets.imagenet_resnet import resnet
-        return resnet(int(name[len("resnet"):]), classes, input_size or 224)
+        return resnet(int(name[len("resnet"):]), classes, input_size or 224, zero_init_residual)
     if name == "lenet":
         from crossbow.nets.lenet import lenet
         return lenet(classes)
@@ -44,9 +49,9 @@ def _builder(name, num_classes, input_size):
         from crossbow.nets.vgg import vgg16
         return vgg16(classes)
     from crossbow.nets.cifar_resnet import resnet
-    return resnet(int(name[len("resnet"):]), classes)
+    return resnet(int(name[len("resnet"):]), classes, zero_init_residual)
 
 
-def build(name, num_classes=None, **model_kwargs):
+def build(name, num_classes=None, input_size=None, zero_init_residual=False, **model_kwargs):
     """A Model of a zoo net; model_kwargs go to Model (lr, momentum, weight_decay, ...)."""
-    return Model(builder(name, num_classes), **model_kwargs)
+    return Model(builder(name, num_classes, input_size, zero_init_residual), **model_kwargs)

@@ -3,9 +3,9 @@ default; any size from 32 works, as the net ends in a global average pool). ResN
 basic blocks, ResNet-50/101/152 bottlenecks, v1.5 (the stride sits on the 3x3 conv, as
 torchvision); projection shortcuts (1x1 conv + BN) where the shape changes.
 With 1000 classes: ResNet-18 11,689,512, ResNet-34 21,797,672, ResNet-50 25,557,032 parameters,
-as torchvision counts them."""
+as torchvision counts them. ``zero_init_residual`` as in nets/cifar_resnet.py."""
 from crossbow.builder import ModelBuilder
-from crossbow.nets.cifar_resnet import conv_bn
+from crossbow.nets.cifar_resnet import conv_bn, residual_scale_init
 
 BLOCKS = {18: ("basic", (2, 2, 2, 2)), 34: ("basic", (3, 4, 6, 3)),
           50: ("bottleneck", (3, 4, 6, 3)), 101: ("bottleneck", (3, 4, 23, 3)),
@@ -18,23 +18,23 @@ def _shortcut(m, x, out, stride, name):
     return x
 
 
-def basic(m, x, width, stride, name):
+def basic(m, x, width, stride, name, last_scale):
     y = conv_bn(m, x, width, 3, stride, f"{name}a")
-    y = conv_bn(m, y, width, 3, 1, f"{name}b", relu=False)
+    y = conv_bn(m, y, width, 3, 1, f"{name}b", relu=False, scale_init=last_scale)
     shortcut = _shortcut(m, x, width, stride, name)
     return m.relu(m.add(y, shortcut, name=f"{name}_sum"), name=f"{name}_relu")
 
 
-def bottleneck(m, x, width, stride, name):
+def bottleneck(m, x, width, stride, name, last_scale):
     out = 4 * width
     y = conv_bn(m, x, width, 1, 1, f"{name}a")
     y = conv_bn(m, y, width, 3, stride, f"{name}b")
-    y = conv_bn(m, y, out, 1, 1, f"{name}c", relu=False)
+    y = conv_bn(m, y, out, 1, 1, f"{name}c", relu=False, scale_init=last_scale)
     shortcut = _shortcut(m, x, out, stride, name)
     return m.relu(m.add(y, shortcut, name=f"{name}_sum"), name=f"{name}_relu")
 
 
-def resnet(depth=50, num_classes=1000, input_size=224):
+def resnet(depth=50, num_classes=1000, input_size=224, zero_init_residual=False):
     if depth not in BLOCKS:
         raise ValueError(f"ImageNet ResNet depth must be one of {sorted(BLOCKS)}, got {depth}")
     if not 32 <= input_size <= 1024:
@@ -48,7 +48,8 @@ def resnet(depth=50, num_classes=1000, input_size=224):
     for stage, (blocks, width) in enumerate(zip(counts, (64, 128, 256, 512)), start=2):
         for block in range(1, blocks + 1):
             stride = 2 if stage > 2 and block == 1 else 1
-            x = block_of(m, x, width, stride, f"res{stage}_{block}")
+            x = block_of(m, x, width, stride, f"res{stage}_{block}",
+                         residual_scale_init(zero_init_residual))
     x = m.global_avg_pool(x, name="pool")
     prob, _ = m.softmax_loss(m.fc(x, num_classes, name="fc"), "label")
     m.accuracy(prob, "label")

@@ -342,6 +342,11 @@ const std::vector<Entry>& Entries() {
                       "auto"),
       CROSSBOW_PYTHON("input_size", Type::kInt, "pixels", Within(64, 224),
                       "ImageNet nets: input side (default 224)", nullptr),
+      CROSSBOW_PYTHON("zero_init_residual", Type::kBool, "", Any(),
+                      "ResNets: the batch norm that ends each residual branch starts at scale 0, "
+                      "so that every block starts as the identity (Goyal et al. 2017; "
+                      "torchvision's zero_init_residual)",
+                      false),
       CROSSBOW_PYTHON("min_crop_area", Type::kFloat, "", AboveAtMost(0, 1),
                       "imagenet preset: the smallest fraction of an image's area a random-"
                       "resized crop takes, overriding the preset's 0.08 (torchvision's scale[0])",

@@ -87,7 +87,8 @@ class Trainer:
 
     def __init__(self, net, train_db, test_db=None, **options):
         self.options = checked_options(options)
-        self.builder = _builder(net, self.options["num_classes"], self.options["input_size"])
+        self.builder = _builder(net, self.options["num_classes"], self.options["input_size"],
+                                self.options["zero_init_residual"])
         self._data_error = None
         try:
             _check_db("train_db", train_db)
@@ -184,11 +185,15 @@ def spec_device(devices):
     return first if first.startswith("cuda") else "cpu"
 
 
-def _builder(net, num_classes, input_size=None):
+def _builder(net, num_classes, input_size=None, zero_init_residual=False):
     if isinstance(net, str):
         from crossbow import nets
-        return nets.builder(net, num_classes, input_size)
+        return nets.builder(net, num_classes, input_size, zero_init_residual)
     if hasattr(net, "to_spec"):
+        if zero_init_residual:
+            raise ValueError("zero_init_residual is for the zoo's ResNets; a ModelBuilder sets "
+                             "the initial scale of its batch norms itself (spatial_bn's "
+                             "scale_init)")
         return net
     raise TypeError(f"net must be a zoo net name or a ModelBuilder, got {type(net).__name__}")
 

@@ -126,6 +126,31 @@ def test_resnet50_structure():
     assert m.accuracy_blobs == ["top1", "top5"]
 
 
+def _bn_scale_inits(m):
+    return {op["outputs"][0][:-len("_bn_s")]: op["args"]["value"]
+            for op in m.to_spec()["init_net"]["ops"] if op["outputs"][0].endswith("_bn_s")}
+
+
+@pytest.mark.parametrize("name, last", [("resnet20", "b"), ("resnet18", "b"), ("resnet50", "c")])
+def test_zero_init_residual_zeroes_the_batch_norm_that_ends_each_branch(name, last):
+    assert set(_bn_scale_inits(nets.builder(name)).values()) == {1.0}
+    scales = _bn_scale_inits(nets.builder(name, zero_init_residual=True))
+    blocks = sum(op["type"] == "Add" for op in nets.builder(name).ops)
+    zeroed = sorted(layer for layer, value in scales.items() if value == 0.0)
+    assert len(zeroed) == blocks
+    assert all(layer.startswith("res") and layer.endswith(last) for layer in zeroed)
+    # the stem and the projection shortcuts keep scale 1
+    assert scales["conv1"] == 1.0
+    assert all(v == 1.0 for layer, v in scales.items() if layer.endswith("_proj"))
+
+
+@pytest.mark.parametrize("name", ["lenet", "vgg16"])
+def test_zero_init_residual_is_refused_by_nets_without_residual_blocks(name):
+    with pytest.raises(ValueError, match=f"{name} has no residual blocks; zero_init_residual "
+                                         r"\(--zero-init-residual\) is for the ResNets"):
+        nets.builder(name, zero_init_residual=True)
+
+
 def test_build_returns_a_model_without_touching_cpp(no_C):
     model = nets.build("resnet20", lr=0.05, weight_decay=1e-4, threads=2)
     assert isinstance(model, crossbow.Model)

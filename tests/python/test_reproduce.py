@@ -31,6 +31,12 @@ def test_the_sma_version_scales_the_rate_by_the_square_root_of_the_batch_ratio()
     assert recipes.get("goyal-resnet50-imagenette").options("sma")["lr"] == 0.025
 
 
+def test_goyals_recipes_start_each_residual_branch_at_zero_and_hes_do_not():
+    for variant in recipes.VARIANTS:
+        assert recipes.get("goyal-resnet18-imagenette").options(variant)["zero_init_residual"]
+        assert "zero_init_residual" not in recipes.get("he-resnet20").options(variant)
+
+
 def test_published_figures_are_the_papers():
     top1 = {n: recipes.get(f"he-{n}").published_top1
             for n in ("resnet20", "resnet32", "resnet56", "resnet110")}

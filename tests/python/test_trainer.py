@@ -59,6 +59,10 @@ def test_unknown_net_and_missing_db_fail_before_any_work(db, tmp_path):
         trainer.Trainer("resnt32", db, epochs=1)
     with pytest.raises(FileNotFoundError, match="train_db '.*nowhere' does not exist"):
         trainer.Trainer("lenet", str(tmp_path / "nowhere"), epochs=1)
+    with pytest.raises(ValueError, match="vgg16 has no residual blocks"):
+        trainer.Trainer("vgg16", db, epochs=1, zero_init_residual=True)
+    with pytest.raises(ValueError, match="zero_init_residual is for the zoo's ResNets"):
+        trainer.Trainer(crossbow.nets.builder("resnet20"), db, epochs=1, zero_init_residual=True)
     with pytest.raises(FileNotFoundError, match="test_db '.*gone' does not exist"):
         trainer.Trainer("lenet", db, str(tmp_path / "gone"), epochs=1)
 
