@@ -31,9 +31,10 @@ def test_the_sma_version_scales_the_rate_by_the_square_root_of_the_batch_ratio()
     assert recipes.get("goyal-resnet50-imagenette").options("sma")["lr"] == 0.025
 
 
-def test_goyals_recipes_start_each_residual_branch_at_zero_and_hes_do_not():
+def test_only_goyals_published_recipe_starts_each_residual_branch_at_zero():
+    assert recipes.get("goyal-resnet18-imagenette").options("published")["zero_init_residual"]
+    assert "zero_init_residual" not in recipes.get("goyal-resnet18-imagenette").options("sma")
     for variant in recipes.VARIANTS:
-        assert recipes.get("goyal-resnet18-imagenette").options(variant)["zero_init_residual"]
         assert "zero_init_residual" not in recipes.get("he-resnet20").options(variant)
 
 
