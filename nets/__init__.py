@@ -12,7 +12,6 @@ from crossbow.names import did_you_mean
 NAMES = ("lenet", "resnet20", "resnet32", "resnet56", "resnet110", "vgg16", "resnet18",
          "resnet34", "resnet50")
 IMAGENET = ("resnet18", "resnet34", "resnet50")  # 1000 classes, any input_size; the others: 10
-PLAIN = ("lenet", "vgg16")  # no residual blocks
 # Each net's input preset (crossbow.data.ImageDB, `--augment`): its data set's pipeline.
 PRESETS = dict({name: "cifar" for name in NAMES}, lenet="mnist",
                **{name: "imagenet" for name in IMAGENET})
@@ -36,7 +35,7 @@ def _builder(name, num_classes, input_size, zero_init_residual):
     if input_size is not None and name not in IMAGENET:
         raise ValueError(f"{name} has a fixed input size; input_size (--input-size) is for "
                          f"{', '.join(IMAGENET)}")
-    if zero_init_residual and name in PLAIN:
+    if zero_init_residual and not name.startswith("resnet"):
         raise ValueError(f"{name} has no residual blocks; zero_init_residual "
                          f"(--zero-init-residual) is for the ResNets")
     if name in IMAGENET:

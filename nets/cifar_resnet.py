@@ -5,7 +5,7 @@ at stages 2 and 3), global average pool, FC. Shortcuts are option A (parameter f
 MaxPool(kernel 1, stride 2) subsamples and ChannelPad appends zero channels.
 ResNet-20/32/56/110: 269,722 / 464,154 / 853,018 / 1,727,962 parameters (10 classes).
 ``zero_init_residual`` starts the last batch norm of every block at scale 0 (Goyal et al. 2017,
-section 5.1; torchvision's argument of the same name), so that each block starts as the
+appendix; torchvision's argument of the same name), so that each block starts as the
 identity; He et al. start it at 1, the default.
 """
 from crossbow.builder import ModelBuilder
@@ -40,12 +40,12 @@ def resnet(depth, num_classes=10, zero_init_residual=False):
         raise ValueError(f"CIFAR ResNet depth must be 6n+2 (20, 32, 56, 110), got {depth}")
     n = (depth - 2) // 6
     m = ModelBuilder(f"resnet{depth}")
+    last_scale = residual_scale_init(zero_init_residual)
     x = conv_bn(m, m.input("data", shape=(3, 32, 32)), 16, 3, 1, "conv1")
     for stage, channels in enumerate((16, 32, 64), start=1):
         for block in range(1, n + 1):
             stride = 2 if stage > 1 and block == 1 else 1
-            x = basic_block(m, x, channels, stride, f"res{stage}_{block}",
-                            residual_scale_init(zero_init_residual))
+            x = basic_block(m, x, channels, stride, f"res{stage}_{block}", last_scale)
     x = m.global_avg_pool(x, name="pool")
     prob, _ = m.softmax_loss(m.fc(x, num_classes, name="fc"), "label")
     m.accuracy(prob, "label")

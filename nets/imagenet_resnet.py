@@ -42,14 +42,14 @@ def resnet(depth=50, num_classes=1000, input_size=224, zero_init_residual=False)
                          f"pixels (five stride-2 steps), got {input_size}")
     kind, counts = BLOCKS[depth]
     block_of = basic if kind == "basic" else bottleneck
+    last_scale = residual_scale_init(zero_init_residual)
     m = ModelBuilder(f"resnet{depth}")
     x = conv_bn(m, m.input("data", shape=(3, input_size, input_size)), 64, 7, 2, "conv1")
     x = m.max_pool(x, kernel=3, stride=2, pad=1, name="pool1")
     for stage, (blocks, width) in enumerate(zip(counts, (64, 128, 256, 512)), start=2):
         for block in range(1, blocks + 1):
             stride = 2 if stage > 2 and block == 1 else 1
-            x = block_of(m, x, width, stride, f"res{stage}_{block}",
-                         residual_scale_init(zero_init_residual))
+            x = block_of(m, x, width, stride, f"res{stage}_{block}", last_scale)
     x = m.global_avg_pool(x, name="pool")
     prob, _ = m.softmax_loss(m.fc(x, num_classes, name="fc"), "label")
     m.accuracy(prob, "label")
