@@ -2,7 +2,9 @@
 // when an operator first meets a shape, and the scratch memory they need is reserved then, so
 // that later runs (and CUDA graph captures of them) allocate nothing. In precision fp32,
 // convolutions run in FMA math: no TF32, so that results match the CPU's to 1e-4; in tf32 they
-// may use TF32 tensor cores.
+// may use TF32 tensor cores. In bf16 and fp16 they compute on half-precision copies of their
+// inputs, kept in the same scratch memory after cuDNN's workspace, and accumulate in fp32
+// (cuDNN's pseudo-half configurations); fp16 scales dY per call (crossbow/core/precision.h).
 #include <algorithm>
 #include <vector>
 
@@ -10,6 +12,8 @@
 #include "crossbow/core/precision.h"
 #include "operators/conv_op.h"
 #include "operators/cudnn_utils_cuda.h"
+#include "operators/half_precision_cuda.h"
+#include "operators/op_util_cuda.h"
 
 namespace crossbow {
 namespace {
@@ -22,7 +26,48 @@ using cudnn::kZero;
 constexpr size_t kMaxWorkspaceBytes = size_t{256} << 20;
 
 cudnnMathType_t MathType(Precision precision) {
-  return precision == Precision::kTF32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+  return precision == Precision::kFP32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+}
+
+bool IsHalf(Precision precision) {
+  return precision == Precision::kBF16 || precision == Precision::kFP16;
+}
+
+// The type of the tensors a convolution computes on.
+cudnnDataType_t DataType(Precision precision) {
+  switch (precision) {
+    case Precision::kBF16:
+      return CUDNN_DATA_BFLOAT16;
+    case Precision::kFP16:
+      return CUDNN_DATA_HALF;
+    default:
+      return CUDNN_DATA_FLOAT;
+  }
+}
+
+cuda::HalfType HalfTypeOf(Precision precision) {
+  return precision == Precision::kFP16 ? cuda::HalfType::kFP16 : cuda::HalfType::kBF16;
+}
+
+// One scratch allocation holding cuDNN's workspace first and then, in the half precisions, the
+// converted copies: Reserve hands out aligned offsets, Bytes the size to ask the context for.
+class ScratchPlan {
+ public:
+  size_t Reserve(size_t bytes) {
+    constexpr size_t kAlignment = 256;
+    const size_t at = bytes_;
+    bytes_ += (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    return at;
+  }
+  size_t Bytes() const { return bytes_; }
+
+ private:
+  size_t bytes_ = 0;
+};
+
+// Room for a half-precision copy of `n` values; its offset.
+size_t ReserveHalf(ScratchPlan* plan, int64_t n) {
+  return plan->Reserve(static_cast<size_t>(n) * 2);
 }
 
 // The first algorithm in cuDNN's ranking that runs within the workspace limit, and in fp32
@@ -52,15 +97,17 @@ Perf PickAlgorithm(const std::vector<Perf>& ranked, int returned, const Operator
 struct ConvDescriptors {
   void Set(const OperatorBase& op, const ConvParams& p, const Shape& x, const Shape& w,
            const Shape& y, Precision precision) {
-    cudnn::SetNCHW(this->x, x, op);
-    cudnn::SetNCHW(this->y, y, op);
+    const cudnnDataType_t type = DataType(precision);
+    cudnn::SetNCHW(this->x, x, op, type);
+    cudnn::SetNCHW(this->y, y, op, type);
+    cudnn::SetNCHW(y_fp32, y, op);
     cudnn::SetNCHW(bias, {1, w[0], 1, 1}, op);
-    cudnn::SetFilter(this->w, w, op);
+    cudnn::SetFilter(this->w, w, op, type);
     CUDNN_CHECK(
         cudnnSetConvolution2dDescriptor(conv, static_cast<int>(p.pad), static_cast<int>(p.pad),
                                         static_cast<int>(p.stride), static_cast<int>(p.stride),
                                         static_cast<int>(p.dilation), static_cast<int>(p.dilation),
-                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),  // accumulator
         cudnn::Describe(op));
     CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv, static_cast<int>(p.group)),
                 cudnn::Describe(op));
@@ -73,7 +120,8 @@ struct ConvDescriptors {
                      ShapeString({n, c, h, wd}), ", ConvOutputShape ", ShapeString(y));
   }
 
-  cudnn::TensorDescriptor x, y, bias;
+  cudnn::TensorDescriptor x, y, bias;  // x, y and w in the convolution's data type
+  cudnn::TensorDescriptor y_fp32;      // Y (and dY) as the operators exchange them
   cudnn::FilterDescriptor w;
   cudnn::ConvolutionDescriptor conv;
 };
@@ -145,12 +193,29 @@ class ConvCudnnOp final : public Operator<CUDAContext> {
     Tensor* y = Output(0);
     y->Resize(y_shape_);
     const cudnnHandle_t handle = context_->cudnn();
-    CUDNN_CHECK(cudnnConvolutionForward(handle, &kOne, d_.x, x.data<float>(), d_.w, w.data<float>(),
-                                        d_.conv, algo_, context_->Scratch(workspace_bytes_),
-                                        workspace_bytes_, &kZero, d_.y, y->mutable_data<float>()),
+    auto* scratch = static_cast<uint8_t*>(context_->Scratch(plan_.Bytes()));
+    const void* x_in = x.data<float>();
+    const void* w_in = w.data<float>();
+    void* y_out = y->mutable_data<float>();
+    if (half_) {
+      const cudaStream_t stream = context_->stream();
+      cuda::LaunchToHalf(x.data<float>(), scratch + x_at_, x.numel(), half_type_, nullptr, stream);
+      cuda::LaunchToHalf(w.data<float>(), scratch + w_at_, w.numel(), half_type_, nullptr, stream);
+      cuda::CheckLaunch(def(), "the conversion to half precision");
+      x_in = scratch + x_at_;
+      w_in = scratch + w_at_;
+      y_out = scratch + y_at_;
+    }
+    CUDNN_CHECK(cudnnConvolutionForward(handle, &kOne, d_.x, x_in, d_.w, w_in, d_.conv, algo_,
+                                        scratch, workspace_bytes_, &kZero, d_.y, y_out),
                 cudnn::Describe(*this));
+    if (half_) {
+      cuda::LaunchFromHalf(y_out, y->mutable_data<float>(), y->numel(), half_type_, nullptr,
+                           context_->stream());
+      cuda::CheckLaunch(def(), "the conversion from half precision");
+    }
     if (bias) {
-      CUDNN_CHECK(cudnnAddTensor(handle, &kOne, d_.bias, Input(2).data<float>(), &kOne, d_.y,
+      CUDNN_CHECK(cudnnAddTensor(handle, &kOne, d_.bias, Input(2).data<float>(), &kOne, d_.y_fp32,
                                  y->mutable_data<float>()),
                   cudnn::Describe(*this));
     }
@@ -163,10 +228,20 @@ class ConvCudnnOp final : public Operator<CUDAContext> {
     const Shape& x = Input(0).shape();
     const Shape& w = Input(1).shape();
     y_shape_ = ConvOutputShape(def(), params_, x, w, bias ? &Input(2).shape() : nullptr);
-    d_.Set(*this, params_, x, w, y_shape_, context_->precision());
+    const Precision precision = context_->precision();
+    d_.Set(*this, params_, x, w, y_shape_, precision);
     workspace_bytes_ = 0;
     algo_ = ChooseForward(context_, d_, *this, &workspace_bytes_);
-    context_->Scratch(workspace_bytes_);
+    plan_ = ScratchPlan();
+    plan_.Reserve(workspace_bytes_);
+    half_ = IsHalf(precision);
+    half_type_ = HalfTypeOf(precision);
+    if (half_) {
+      x_at_ = ReserveHalf(&plan_, NumElements(x));
+      w_at_ = ReserveHalf(&plan_, NumElements(w));
+      y_at_ = ReserveHalf(&plan_, NumElements(y_shape_));
+    }
+    context_->Scratch(plan_.Bytes());
     x_shape_ = x;
     w_shape_ = w;
     b_shape_ = bias ? Input(2).shape() : Shape{};
@@ -176,7 +251,11 @@ class ConvCudnnOp final : public Operator<CUDAContext> {
   ConvDescriptors d_;
   Shape x_shape_, w_shape_, b_shape_, y_shape_;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-  size_t workspace_bytes_ = 0;
+  size_t workspace_bytes_ = 0;  // at the start of the scratch memory
+  ScratchPlan plan_;
+  bool half_ = false;
+  cuda::HalfType half_type_ = cuda::HalfType::kBF16;
+  size_t x_at_ = 0, w_at_ = 0, y_at_ = 0;  // the half copies' offsets
 };
 
 // (X, W, dY) -> (dW, db, dX); each unnamed output is not computed at all.
@@ -192,30 +271,69 @@ class ConvGradientCudnnOp final : public Operator<CUDAContext> {
     if (x.shape() != x_shape_ || w.shape() != w_shape_) Prepare();
     EnforceInputShape(2, y_shape_);
     const cudnnHandle_t handle = context_->cudnn();
+    const cudaStream_t stream = context_->stream();
+    auto* scratch = static_cast<uint8_t*>(context_->Scratch(plan_.Bytes()));
+    // The inputs as the convolution reads them, and where its results land before conversion.
+    const void* x_in = x.data<float>();
+    const void* w_in = w.data<float>();
+    const void* dy_in = dy.data<float>();
+    float* scale = nullptr;  // dY's, in fp16
+    if (half_) {
+      if (half_type_ == cuda::HalfType::kFP16) {
+        scale = reinterpret_cast<float*>(scratch + scale_at_);
+        cuda::LaunchPowerOfTwoScale(dy.data<float>(), dy.numel(), scale,
+                                    reinterpret_cast<unsigned*>(scale + 1), stream);
+      }
+      cuda::LaunchToHalf(dy.data<float>(), scratch + dy_at_, dy.numel(), half_type_, scale,
+                         stream);
+      if (HasOutput(0)) {
+        cuda::LaunchToHalf(x.data<float>(), scratch + x_at_, x.numel(), half_type_, nullptr,
+                           stream);
+      }
+      if (HasOutput(2)) {
+        cuda::LaunchToHalf(w.data<float>(), scratch + w_at_, w.numel(), half_type_, nullptr,
+                           stream);
+      }
+      cuda::CheckLaunch(def(), "the conversion to half precision");
+      x_in = scratch + x_at_;
+      w_in = scratch + w_at_;
+      dy_in = scratch + dy_at_;
+    }
+    // Where cuDNN writes the result for `out`: `out` itself, or in the half precisions the copy
+    // at `half_at`, which `finish` converts into `out`, unscaled.
+    const auto result = [&](Tensor* out, size_t half_at) -> void* {
+      return half_ ? static_cast<void*>(scratch + half_at) : out->mutable_data<float>();
+    };
+    const auto finish = [&](Tensor* out, size_t half_at) {
+      if (!half_) return;
+      cuda::LaunchFromHalf(scratch + half_at, out->mutable_data<float>(), out->numel(),
+                           half_type_, scale, stream);
+      cuda::CheckLaunch(def(), "the conversion from half precision");
+    };
     if (HasOutput(0)) {
       Tensor* dw = Output(0);
       dw->Resize(w.shape());
-      CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-                      handle, &kOne, d_.x, x.data<float>(), d_.y, dy.data<float>(), d_.conv,
-                      filter_algo_, context_->Scratch(workspace_bytes_), workspace_bytes_, &kZero,
-                      d_.w, dw->mutable_data<float>()),
+      CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle, &kOne, d_.x, x_in, d_.y, dy_in, d_.conv,
+                                                 filter_algo_, scratch, workspace_bytes_, &kZero,
+                                                 d_.w, result(dw, dw_at_)),
                   cudnn::Describe(*this));
+      finish(dw, dw_at_);
     }
     if (HasOutput(1)) {
       Tensor* db = Output(1);
       db->Resize({w.dim(0)});
-      CUDNN_CHECK(cudnnConvolutionBackwardBias(handle, &kOne, d_.y, dy.data<float>(), &kZero,
+      CUDNN_CHECK(cudnnConvolutionBackwardBias(handle, &kOne, d_.y_fp32, dy.data<float>(), &kZero,
                                                d_.bias, db->mutable_data<float>()),
                   cudnn::Describe(*this));
     }
     if (HasOutput(2)) {
       Tensor* dx = Output(2);
       dx->Resize(x.shape());
-      CUDNN_CHECK(
-          cudnnConvolutionBackwardData(handle, &kOne, d_.w, w.data<float>(), d_.y, dy.data<float>(),
-                                       d_.conv, data_algo_, context_->Scratch(workspace_bytes_),
-                                       workspace_bytes_, &kZero, d_.x, dx->mutable_data<float>()),
-          cudnn::Describe(*this));
+      CUDNN_CHECK(cudnnConvolutionBackwardData(handle, &kOne, d_.w, w_in, d_.y, dy_in, d_.conv,
+                                               data_algo_, scratch, workspace_bytes_, &kZero,
+                                               d_.x, result(dx, dx_at_)),
+                  cudnn::Describe(*this));
+      finish(dx, dx_at_);
     }
   }
 
@@ -225,11 +343,25 @@ class ConvGradientCudnnOp final : public Operator<CUDAContext> {
     const Shape& w = Input(1).shape();
     y_shape_ = ConvOutputShape(def(), params_, x, w, nullptr);
     EnforceInputShape(2, y_shape_);
-    d_.Set(*this, params_, x, w, y_shape_, context_->precision());
+    const Precision precision = context_->precision();
+    d_.Set(*this, params_, x, w, y_shape_, precision);
     workspace_bytes_ = 0;
     if (HasOutput(0)) filter_algo_ = ChooseBackwardFilter(context_, d_, *this, &workspace_bytes_);
     if (HasOutput(2)) data_algo_ = ChooseBackwardData(context_, d_, *this, &workspace_bytes_);
-    context_->Scratch(workspace_bytes_);
+    plan_ = ScratchPlan();
+    plan_.Reserve(workspace_bytes_);
+    half_ = IsHalf(precision);
+    half_type_ = HalfTypeOf(precision);
+    if (half_) {
+      const int64_t xn = NumElements(x), wn = NumElements(w);
+      x_at_ = ReserveHalf(&plan_, xn);
+      w_at_ = ReserveHalf(&plan_, wn);
+      dy_at_ = ReserveHalf(&plan_, NumElements(y_shape_));
+      dw_at_ = ReserveHalf(&plan_, wn);
+      dx_at_ = ReserveHalf(&plan_, xn);
+      scale_at_ = plan_.Reserve(sizeof(float) + sizeof(unsigned));  // the scale, then its bits
+    }
+    context_->Scratch(plan_.Bytes());
     x_shape_ = x;
     w_shape_ = w;
   }
@@ -239,7 +371,11 @@ class ConvGradientCudnnOp final : public Operator<CUDAContext> {
   Shape x_shape_, w_shape_, y_shape_;
   cudnnConvolutionBwdFilterAlgo_t filter_algo_ = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
   cudnnConvolutionBwdDataAlgo_t data_algo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
-  size_t workspace_bytes_ = 0;
+  size_t workspace_bytes_ = 0;  // at the start of the scratch memory
+  ScratchPlan plan_;
+  bool half_ = false;
+  cuda::HalfType half_type_ = cuda::HalfType::kBF16;
+  size_t x_at_ = 0, w_at_ = 0, dy_at_ = 0, dw_at_ = 0, dx_at_ = 0, scale_at_ = 0;
 };
 
 }  // namespace

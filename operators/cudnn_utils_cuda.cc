@@ -29,18 +29,18 @@ std::string Describe(const OperatorBase& op) {
   return text + ")";
 }
 
-void SetNCHW(cudnnTensorDescriptor_t desc, const Shape& nchw, const OperatorBase& op) {
+void SetNCHW(cudnnTensorDescriptor_t desc, const Shape& nchw, const OperatorBase& op,
+             cudnnDataType_t type) {
   const auto d = IntDims(nchw, op);
-  CUDNN_CHECK(
-      cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, d[0], d[1], d[2], d[3]),
-      Describe(op));
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NCHW, type, d[0], d[1], d[2], d[3]),
+              Describe(op));
 }
 
-void SetFilter(cudnnFilterDescriptor_t desc, const Shape& kchw, const OperatorBase& op) {
+void SetFilter(cudnnFilterDescriptor_t desc, const Shape& kchw, const OperatorBase& op,
+               cudnnDataType_t type) {
   const auto d = IntDims(kchw, op);
-  CUDNN_CHECK(
-      cudnnSetFilter4dDescriptor(desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, d[0], d[1], d[2], d[3]),
-      Describe(op));
+  CUDNN_CHECK(cudnnSetFilter4dDescriptor(desc, type, CUDNN_TENSOR_NCHW, d[0], d[1], d[2], d[3]),
+              Describe(op));
 }
 
 }  // namespace crossbow::cudnn

@@ -44,10 +44,13 @@ inline constexpr float kZero = 0.f;
 // launch error an operator reports.
 std::string Describe(const OperatorBase& op);
 
-// Sets a packed float32 NCHW descriptor for `nchw` (4 dims; [N, C] is {N, C, 1, 1}). Throws a
-// ValueError naming `op` when a dimension does not fit cuDNN's int.
-void SetNCHW(cudnnTensorDescriptor_t desc, const Shape& nchw, const OperatorBase& op);
-// Sets a float32 [K, C, H, W] filter descriptor.
-void SetFilter(cudnnFilterDescriptor_t desc, const Shape& kchw, const OperatorBase& op);
+// Sets a packed NCHW descriptor for `nchw` (4 dims; [N, C] is {N, C, 1, 1}), of float32 unless
+// `type` says otherwise. Throws a ValueError naming `op` when a dimension does not fit cuDNN's
+// int.
+void SetNCHW(cudnnTensorDescriptor_t desc, const Shape& nchw, const OperatorBase& op,
+             cudnnDataType_t type = CUDNN_DATA_FLOAT);
+// Sets a [K, C, H, W] filter descriptor, of float32 unless `type` says otherwise.
+void SetFilter(cudnnFilterDescriptor_t desc, const Shape& kchw, const OperatorBase& op,
+               cudnnDataType_t type = CUDNN_DATA_FLOAT);
 
 }  // namespace crossbow::cudnn

@@ -11,7 +11,7 @@ namespace crossbow {
 
 enum class DeviceType : uint8_t { kCPU = 0, kCUDA = 1 };
 // See crossbow/core/precision.h.
-enum class Precision { kFP32, kBF16, kTF32 };
+enum class Precision { kFP32, kBF16, kTF32, kFP16 };
 const char* DeviceName(DeviceType type);
 
 // Where a tensor's bytes live and where an operator runs: the CPU, or GPU `index`.

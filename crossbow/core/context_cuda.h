@@ -32,7 +32,7 @@ class CUDAContext final : public ContextBase {
   // work cannot be captured.
   std::unique_ptr<CapturedWork> Capture(const std::function<void()>& body) override;
   void Synchronize() override;
-  // tf32 lets cuBLAS use TF32 tensor cores; fp32 keeps it pedantic.
+  // fp32 keeps cuBLAS pedantic; every other precision lets it use TF32 tensor cores.
   void set_precision(Precision precision) override;
 
   cudaStream_t stream() const { return stream_; }

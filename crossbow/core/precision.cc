@@ -17,9 +17,10 @@ bool CpuHas(dnnl::cpu_isa isa) {
 }  // namespace
 
 bool CpuHasBf16() { return CpuHas(dnnl::cpu_isa::avx512_core_bf16); }
+bool CpuHasAmx() { return CpuHas(dnnl::cpu_isa::avx512_core_amx); }
 
 const std::vector<std::string>& PrecisionNames() {
-  static const std::vector<std::string> names = {"fp32", "bf16", "tf32"};
+  static const std::vector<std::string> names = {"fp32", "bf16", "tf32", "fp16"};
   return names;
 }
 
@@ -63,10 +64,7 @@ void CheckPrecisionOn(Precision precision, DeviceType device) {
     case Precision::kFP32:
       return;
     case Precision::kBF16:
-      CROSSBOW_ENFORCE_VALUE(cpu,
-                             "precision bf16 (--precision) runs on CPUs only; on a GPU use tf32 "
-                             "or fp32 (half-precision GPU tensors are not built yet)");
-      CROSSBOW_ENFORCE_VALUE(CpuHasBf16(),
+      CROSSBOW_ENFORCE_VALUE(!cpu || CpuHasBf16(),
                              "precision bf16 (--precision) needs a CPU with AVX512-BF16 or AMX; "
                              "oneDNN finds ",
                              CpuIsaName(), " here: use fp32");
@@ -75,6 +73,11 @@ void CheckPrecisionOn(Precision precision, DeviceType device) {
       CROSSBOW_ENFORCE_VALUE(!cpu,
                              "precision tf32 (--precision) is a GPU math mode; on a CPU use fp32 "
                              "or bf16");
+      return;
+    case Precision::kFP16:
+      CROSSBOW_ENFORCE_VALUE(!cpu,
+                             "precision fp16 (--precision) runs on GPUs only; on a CPU use bf16 "
+                             "(AVX512-BF16 or AMX) or fp32");
       return;
   }
 }

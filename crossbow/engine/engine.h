@@ -37,7 +37,7 @@ struct EngineOptions {
   double outer_lr = 0.7;                         // DiLoCo: the outer SGD's learning rate
   double outer_momentum = 0.9;                   // DiLoCo: its Nesterov momentum
   int threads_per_learner = 1;
-  std::string precision = "fp32";  // of convolutions: fp32, bf16 or tf32 (core/precision.h)
+  std::string precision = "fp32";  // of convolutions: fp32, bf16, tf32, fp16 (core/precision.h)
   uint64_t seed = 0;
   // SMA restarts the learners from z when the learning rate falls to this fraction (or less) of
   // the highest rate since the last restart: every step of a step policy, now and then with a

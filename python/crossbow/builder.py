@@ -382,7 +382,7 @@ class ModelBuilder:
                 threads=1, device="cpu", precision="fp32", label_smoothing=0.0):
         """The learner spec (a dict; ``json.dumps`` it for ``_C.Learner``); ``device`` is where
         the learner runs: "cpu", "cuda" or "cuda:N"; ``precision`` the arithmetic of its
-        convolutions (fp32, bf16 or tf32: see the guide's performance notes);
+        convolutions (fp32, bf16, tf32 or fp16: see the guide's performance notes);
         ``label_smoothing`` the share of each target the loss spreads over the classes
         (SoftmaxWithLoss's argument, which checks it)."""
         if self.input_name is None:

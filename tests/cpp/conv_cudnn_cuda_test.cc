@@ -1,8 +1,14 @@
 // What the CPU-vs-CUDA parity test does not show of the cuDNN convolution: algorithms and
 // scratch are settled on the first run, so that a CUDA graph of later runs allocates nothing and
-// replays correctly; a new shape chooses again; precision tf32 stays near fp32; bad shapes are
-// ValueErrors on the GPU too.
+// replays correctly; a new shape chooses again; precisions tf32, bf16 and fp16 stay near fp32,
+// and fp16 keeps gradients far below its smallest normal number; bad shapes are ValueErrors on
+// the GPU too.
+#include <cmath>
+#include <utility>
+#include <vector>
+
 #include "crossbow/core/context_cuda.h"
+#include "crossbow/core/precision.h"
 #include "tests/cpp/cudnn_op_test_util.h"
 
 namespace crossbow::testing {
@@ -83,6 +89,56 @@ TEST_F(ConvCudnnTest, Tf32StaysNearTheCpusFp32) {
   gpu_->Create(conv_)->Run();
   gpu_->Create(grad_)->Run();
   for (const char* name : {"Y", "dW", "db", "dX"}) ExpectMatchesCpu(name, 5e-3f);
+}
+
+// bf16 keeps 8 significant bits, fp16 11 as TF32 does: bf16 within 8x TF32's bound above.
+TEST_F(ConvCudnnTest, HalfPrecisionsStayNearTheCpusFp32) {
+  for (const auto& [precision, tol] :
+       {std::pair{Precision::kBF16, 4e-2f}, std::pair{Precision::kFP16, 5e-3f}}) {
+    SCOPED_TRACE(PrecisionName(precision));
+    gpu_->context().set_precision(precision);
+    Feed({4, 64, 16, 16});
+    gpu_->Create(conv_)->Run();
+    gpu_->Create(grad_)->Run();
+    for (const char* name : {"Y", "dW", "db", "dX"}) ExpectMatchesCpu(name, tol);
+  }
+}
+
+// The relative error of `got` in the L2 norm: ||got - want|| / ||want||.
+double RelativeError(const std::vector<float>& got, const std::vector<float>& want) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    diff += (got[i] - want[i]) * double(got[i] - want[i]);
+    norm += want[i] * double(want[i]);
+  }
+  return std::sqrt(diff / norm);
+}
+
+// Gradients of 1e-7 are subnormal in fp16 (normal numbers start at 6e-5, subnormals are 6e-8
+// apart): unscaled they would keep one or two significant bits. The per-call power-of-two
+// scaling of dY keeps fp16's full precision, in a CUDA graph too.
+TEST_F(ConvCudnnTest, Fp16KeepsGradientsFarBelowItsSmallestNormal) {
+  gpu_->context().set_precision(Precision::kFP16);
+  Feed({4, 64, 16, 16});
+  std::vector<float> dy = cpu_.Fetch("dY");
+  for (float& v : dy) v *= 1e-7f;
+  cpu_.Feed("dY", cpu_.ShapeOf("dY"), dy);
+  cpu_.Run(grad_);
+  gpu_->CopyFrom(cpu_, "dY");
+  OperatorBase* bwd = gpu_->Create(grad_);
+  bwd->Run();
+  const auto expect_precise = [&] {
+    for (const char* name : {"dW", "dX"}) {
+      EXPECT_LT(RelativeError(gpu_->Fetch(name), cpu_.Fetch(name)), 2e-3) << name;
+    }
+  };
+  expect_precise();
+  gpu_->context().Synchronize();
+  auto graph = gpu_->context().Capture([&] { bwd->Run(); });
+  ASSERT_NE(graph, nullptr);
+  for (const char* name : {"dW", "dX"}) gpu_->Poison(name);
+  graph->Replay();
+  expect_precise();
 }
 
 TEST_F(ConvCudnnTest, BadWeightShapeIsAValueError) {

@@ -65,6 +65,21 @@ TEST(EngineCuda, ModelAveragingOnAGpuEqualsTheCpu) {
   }
 }
 
+// bf16 and fp16 convolutions (fp32 everywhere else) train as the CPU's fp32 does, within their
+// rounding, through CUDA graphs.
+TEST(EngineCuda, HalfPrecisionsTrainAsFp32Does) {
+  CROSSBOW_NEED_GPUS(1);
+  for (const auto& [precision, tol] : {std::pair{"bf16", 1e-2f}, std::pair{"fp16", 2e-3f}}) {
+    SCOPED_TRACE(precision);
+    auto s1 = Source(64, 4), s2 = Source(64, 4);
+    EngineOptions half = Options("cuda:0", 2);
+    half.precision = precision;
+    Engine gpu(Spec(true), half, s1.get());
+    Engine cpu(Spec(true), Options("cpu:0", 2), s2.get());
+    ExpectSameTraining(gpu, cpu, 6, tol);
+  }
+}
+
 TEST(EngineCuda, TwoLogicalDevicesOnOneGpuEqualOneDevice) {
   CROSSBOW_NEED_GPUS(1);
   auto s1 = Source(64, 4), s2 = Source(64, 4), s3 = Source(64, 4);

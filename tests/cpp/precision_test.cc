@@ -14,17 +14,17 @@ TEST(Precision, NamesRoundTripAndAnUnknownNameGetsADidYouMean) {
   for (const std::string& name : PrecisionNames())
     EXPECT_EQ(PrecisionName(ParsePrecision(name)), name);
   EXPECT_ERROR(ParsePrecision("bf61"), ValueError, "did you mean 'bf16'?");
-  EXPECT_ERROR(ParsePrecision("fp16"), ValueError, "fp32, bf16 or tf32");
+  EXPECT_ERROR(ParsePrecision("fp8"), ValueError, "fp32, bf16, tf32 or fp16");
 }
 
-TEST(Precision, Fp32RunsEverywhereTf32OnlyOnGpusBf16OnlyOnCpus) {
+TEST(Precision, Fp32AndBf16RunEverywhereTf32AndFp16OnlyOnGpus) {
+  for (Precision p : {Precision::kFP32, Precision::kBF16, Precision::kTF32, Precision::kFP16})
+    EXPECT_NO_THROW(CheckPrecisionOn(p, DeviceType::kCUDA)) << PrecisionName(p);
   EXPECT_NO_THROW(CheckPrecisionOn(Precision::kFP32, DeviceType::kCPU));
-  EXPECT_NO_THROW(CheckPrecisionOn(Precision::kFP32, DeviceType::kCUDA));
-  EXPECT_NO_THROW(CheckPrecisionOn(Precision::kTF32, DeviceType::kCUDA));
   EXPECT_ERROR(CheckPrecisionOn(Precision::kTF32, DeviceType::kCPU), ValueError,
                "tf32 (--precision) is a GPU math mode");
-  EXPECT_ERROR(CheckPrecisionOn(Precision::kBF16, DeviceType::kCUDA), ValueError,
-               "bf16 (--precision) runs on CPUs only");
+  EXPECT_ERROR(CheckPrecisionOn(Precision::kFP16, DeviceType::kCPU), ValueError,
+               "fp16 (--precision) runs on GPUs only; on a CPU use bf16");
 }
 
 // Where the CPU lacks the instructions, bf16 is refused with what oneDNN found instead; where
@@ -49,7 +49,7 @@ TEST(Precision, IsAnEngineOptionWithTheTableRule) {
   EngineOptions options;
   options.precision = "fp8";
   EXPECT_ERROR(CheckEngineOptions(options), ValueError,
-               "precision (--precision) must be fp32, bf16 or tf32, got 'fp8'");
+               "precision (--precision) must be fp32, bf16, tf32 or fp16, got 'fp8'");
   EXPECT_EQ(ParseEngineOptions(R"({"precision": "fp32"})").precision, "fp32");
 }
 
