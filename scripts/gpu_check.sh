@@ -7,6 +7,8 @@
 #   4. PyTorch's ResNet-32 training images/s at batch 16, 32, 64 and 512 (bench_torch_gpu.py);
 #   5. Crossbow's ResNet-32 training images/s at batch 16, 32 and 64 with 1, 2, 4 and 8 learners
 #      and with --learners auto, on cuda:0 (crossbow_bench);
+#   6. the same with 1 learner in each of --precisions (bf16 fp16), one round (columns 1_bf16,
+#      1_fp16 beside 1), last, so that a spent budget skips them first;
 # each throughput point, on both sides, in --rounds rounds (3; round after round over all the
 # points, so that a spent budget costs every point a round, not some points all of theirs),
 # reported as the median of its rounds. A parity step in which no case ran fails the check.
@@ -24,12 +26,13 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 start=$SECONDS
 bundle="" build="" out="${OUT:-$PWD/gpu_check_results}"
 seconds=3 budget=450 rounds=3 python=${PYTHON:-python3}
-batches="16 32 64" learners="1 2 4 8 auto" torch_batches="16 32 64 512"
+batches="16 32 64" learners="1 2 4 8 auto" torch_batches="16 32 64 512" precisions="bf16 fp16"
 parity_filter='*Parity*'
 usage() {
   echo "usage: $0 (--bundle DIR|FILE.tar.xz | --build DIR) [--out DIR] [--seconds $seconds]" \
     "[--budget $budget] [--rounds $rounds] [--batches '$batches'] [--learners '$learners']" \
-    "[--torch-batches '$torch_batches'] [--parity-filter '$parity_filter'] [--python python3]" >&2
+    "[--torch-batches '$torch_batches'] [--precisions '$precisions']" \
+    "[--parity-filter '$parity_filter'] [--python python3]" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
     --batches) batches=$2 ;;
     --learners) learners=$2 ;;
     --torch-batches) torch_batches=$2 ;;
+    --precisions) precisions=$2 ;;
     --parity-filter) parity_filter=$2 ;;
     --python) python=$2 ;;
     *) usage ;;
@@ -160,6 +164,13 @@ for r in $(seq 1 "$rounds"); do
         --spec "$spec" --devices cuda:0 --batch_size "$b" --learners "$k" --seconds "$seconds" \
         --warmup_iterations 5 --autotune_window 30 --max_learners 16
     done
+  done
+done
+for p in $precisions; do
+  for b in $batches; do
+    run_step "bench_b${b}_l1_$p" 60 "$out/bench/b${b}_l1_$p.json" "${bench[@]}" --spec "$spec" \
+      --devices cuda:0 --batch_size "$b" --learners 1 --seconds "$seconds" --warmup_iterations 5 \
+      --precision "$p"
   done
 done
 report

@@ -141,12 +141,14 @@ def table(summary):
                                    else "") + (f"; {t['why']}" if t.get("why") else ""))
     runs, torch = summary["crossbow"], summary["torch"]
     if runs or torch:
-        cols = sorted({r["learners"] for r in runs}, key=lambda k: (k == "auto", k.zfill(4)))
+        cols = sorted({r["learners"] for r in runs},
+                      key=lambda k: ("_" in k, k == "auto", k.zfill(4)))
         cell = lambda r: ("error" if "error" in r else f"{r['images_per_s']:.0f}"
                           + (f" ({r['learners_per_device']})" if r["learners"] == "auto" else ""))
         lines.append("ResNet-32 training images/s on cuda:0, the median of each point's rounds; "
-                     "Crossbow by learners per device (auto: the autotuner's choice), PyTorch "
-                     "eager with its defaults")
+                     "Crossbow by learners per device (auto: the autotuner's choice; 1_bf16: one "
+                     "learner in precision bf16, fp32 elsewhere), PyTorch eager with its "
+                     "defaults")
         head = ["batch"] + [f"{k}" for k in cols] + ["PyTorch"]
         rows = []
         for b in sorted({r["batch_size"] for r in runs + torch if "batch_size" in r}):

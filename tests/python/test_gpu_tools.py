@@ -204,6 +204,22 @@ def test_report_prints_the_table_and_the_targets(tmp_path):
     assert "target auto_b32_over_torch_b512: 0.75x (>= 0.8x): NOT met" in lines
 
 
+def test_report_puts_each_precision_in_a_column_of_its_own(tmp_path):
+    write_check_results(tmp_path)
+    for p, rate in (("bf16", 450.0), ("fp16", 470.0)):
+        with open(tmp_path / "steps.jsonl", "a") as f:
+            f.write(json.dumps({"step": f"bench_b32_l1_{p}", "status": "ok"}) + "\n")
+        (tmp_path / "bench" / f"b32_l1_{p}.json").write_text(json.dumps(
+            {"images_per_s": rate, "learners": "1", "learners_per_device": 1}) + "\n")
+    rc, text, summary = report(tmp_path)
+    assert rc == 0, text
+    lines = text.splitlines()
+    assert any(line.split() == ["batch", "|", "1", "|", "8", "|", "auto", "|", "1_bf16", "|",
+                                "1_fp16", "|", "PyTorch"] for line in lines), text
+    assert any(line.split() == ["32", "|", "300", "|", "1400", "|", "1500", "(6)", "|", "450",
+                                "|", "470", "|", "400"] for line in lines), text
+
+
 def test_report_fails_on_a_parity_failure_and_a_benchmark_error(tmp_path):
     write_check_results(tmp_path / "a", parity_failures=("Conv",))
     rc, text, summary = report(tmp_path / "a")
