@@ -17,7 +17,6 @@ bool CpuHas(dnnl::cpu_isa isa) {
 }  // namespace
 
 bool CpuHasBf16() { return CpuHas(dnnl::cpu_isa::avx512_core_bf16); }
-bool CpuHasAmx() { return CpuHas(dnnl::cpu_isa::avx512_core_amx); }
 
 const std::vector<std::string>& PrecisionNames() {
   static const std::vector<std::string> names = {"fp32", "bf16", "tf32", "fp16"};
