@@ -4,14 +4,16 @@ peer of crossbow_bench in scripts/gpu_check.sh. Needs torch only.
 
 The peer runs with PyTorch's defaults, said in its output: eager mode, float32, TF32 as torch
 sets it (cuDNN convolutions may use TF32 unless --tf32 off), cudnn.benchmark on; synthetic data
-already on the device; SGD with momentum 0.9 and weight decay 1e-4. Each batch size: warm-up
+already on the device; SGD with momentum 0.9 and weight decay 1e-4. --precisions adds bf16 and
+fp16: the forward pass and loss under torch.autocast of that type, fp16 with a GradScaler
+(PyTorch's mixed-precision recipe), each a result of its own with its "precision". Each batch size: warm-up
 iterations, then as many as fit in --seconds, timed to the GPU's completion; --rounds rounds
 over all the batch sizes (3), and each batch size's images/s is the median of its rounds, as
 gpu_check.sh reports Crossbow's. Prints one JSON line per batch size and writes
 {"meta", "results"} to --output.
 
     python3 scripts/bench_torch_gpu.py [--batches 16 32 64 512] [--seconds 3] [--rounds 3]
-                                       [--output FILE]
+                                       [--precisions fp32 bf16 fp16] [--output FILE]
 """
 import argparse
 import json
@@ -22,7 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def measure(batch, args, device):
+def measure(batch, args, device, precision="fp32"):
     import torch
     import torch.nn.functional as F
     from torch_resnet import cifar_resnet
@@ -33,11 +35,20 @@ def measure(batch, args, device):
     x = torch.randn(batch, 3, 32, 32, device=device)
     y = torch.randint(0, 10, (batch,), device=device)
     cuda = device.type == "cuda"
+    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
+    scaler = torch.amp.GradScaler(device.type) if precision == "fp16" else None
 
     def step():
         opt.zero_grad(set_to_none=True)
-        F.cross_entropy(model(x), y).backward()
-        opt.step()
+        with torch.autocast(device.type, dtype=half, enabled=half is not None):
+            loss = F.cross_entropy(model(x), y)
+        if scaler is None:
+            loss.backward()
+            opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
 
     for _ in range(args.warmup):
         step()
@@ -52,7 +63,7 @@ def measure(batch, args, device):
         torch.cuda.synchronize(device)  # the host ran ahead: the time ends when the GPU is done
     seconds = time.perf_counter() - start
     return {"bench": "torch", "net": f"resnet{args.depth}", "batch_size": batch,
-            "images_per_s": iterations * batch / seconds, "iterations": iterations,
+            "precision": precision, "images_per_s": iterations * batch / seconds, "iterations": iterations,
             "seconds": seconds,
             "max_memory_bytes": torch.cuda.max_memory_allocated(device) if cuda else None}
 
@@ -93,6 +104,8 @@ def main():
     p.add_argument("--device", default="cuda", help="cuda, cuda:N (or cpu, to try the script)")
     p.add_argument("--tf32", choices=["default", "off"], default="default",
                    help="off: no TF32 in matmuls and convolutions")
+    p.add_argument("--precisions", nargs="+", choices=["fp32", "bf16", "fp16"], default=["fp32"],
+                   help="fp32 (PyTorch's defaults), and bf16 or fp16 under torch.autocast")
     p.add_argument("--output", help="JSON file with every result")
     args = p.parse_args()
     import torch
@@ -101,20 +114,20 @@ def main():
     if args.tf32 == "off":
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
-    rounds = {batch: [] for batch in args.batches}
+    points = [(batch, precision) for precision in args.precisions for batch in args.batches]
+    rounds = {point: [] for point in points}
     for _ in range(args.rounds):
-        for batch in args.batches:
+        for batch, precision in points:
+            failed = {"bench": "torch", "batch_size": batch, "precision": precision}
             if device.type == "cuda" and not torch.cuda.is_available():
-                result = {"bench": "torch", "batch_size": batch,
-                          "error": "torch sees no CUDA device"}
+                result = dict(failed, error="torch sees no CUDA device")
             else:
                 try:
-                    result = measure(batch, args, device)
-                except Exception as e:  # one batch size failing (out of memory) leaves the others
-                    result = {"bench": "torch", "batch_size": batch,
-                              "error": f"{type(e).__name__}: {e}"}
-            rounds[batch].append(result)
-    results = [summarise(rounds[batch]) for batch in args.batches]
+                    result = measure(batch, args, device, precision)
+                except Exception as e:  # one point failing (out of memory) leaves the others
+                    result = dict(failed, error=f"{type(e).__name__}: {e}")
+            rounds[batch, precision].append(result)
+    results = [summarise(rounds[point]) for point in points]
     for result in results:
         print(json.dumps(result), flush=True)
     if args.output:

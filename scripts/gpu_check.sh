@@ -7,8 +7,9 @@
 #   4. PyTorch's ResNet-32 training images/s at batch 16, 32, 64 and 512 (bench_torch_gpu.py);
 #   5. Crossbow's ResNet-32 training images/s at batch 16, 32 and 64 with 1, 2, 4 and 8 learners
 #      and with --learners auto, on cuda:0 (crossbow_bench);
-#   6. the same with 1 learner in each of --precisions (bf16 fp16), one round (columns 1_bf16,
-#      1_fp16 beside 1), last, so that a spent budget skips them first;
+#   6. the same with 1 learner in each of --precisions (bf16 fp16), and PyTorch under autocast
+#      in each, one round at each of --batches (columns 1_bf16, PyTorch bf16, ...), last, so
+#      that a spent budget skips them first;
 # each throughput point, on both sides, in --rounds rounds (3; round after round over all the
 # points, so that a spent budget costs every point a round, not some points all of theirs),
 # reported as the median of its rounds. A parity step in which no case ran fails the check.
@@ -57,7 +58,8 @@ done
 if [ -z "$bundle$build" ] || { [ -n "$bundle" ] && [ -n "$build" ]; }; then usage; fi
 mkdir -p "$out/logs" "$out/bench"
 out=$(cd "$out" && pwd)
-(cd "$out" && rm -f steps.jsonl bench/*.json gpu_check.json parity.json gpu_tests.json torch.json)
+(cd "$out" && rm -f steps.jsonl bench/*.json gpu_check.json parity.json gpu_tests.json torch.json \
+  torch_half.json)
 log() { echo "gpu_check [$((SECONDS - start)) s]: $*" >&2; }
 record() {  # STEP STATUS [RC SECONDS]: one line of OUT/steps.jsonl
   printf '{"step": "%s", "status": "%s", "rc": %s, "seconds": %s}\n' "$1" "$2" "${3:-null}" \
@@ -173,4 +175,10 @@ for p in $precisions; do
       --precision "$p"
   done
 done
+if [ -n "$precisions" ]; then
+  # shellcheck disable=SC2086 # word lists
+  run_step torch_half 120 "$out/logs/torch_half.out" "$python" \
+    "$root/scripts/bench_torch_gpu.py" --batches $batches --seconds "$seconds" --rounds 1 \
+    --precisions $precisions --output "$out/torch_half.json"
+fi
 report

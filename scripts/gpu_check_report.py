@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The summary of a scripts/gpu_check.sh run: reads its folder (steps.jsonl, gpu.csv,
-parity.json and gpu_tests.json from GoogleTest, torch.json, bench/b{batch}_l{learners}.json,
-logs/), writes gpu_check.json there, prints a short table last and exits with the check's code
+parity.json and gpu_tests.json from GoogleTest, torch.json and torch_half.json,
+bench/b{batch}_l{learners}.json, logs/), writes gpu_check.json there, prints a short table last and exits with the check's code
 (0 passed, 1 tests failed, 2 incomplete programs, 3 no GPU, 4 a benchmark failed; 5 this
 report failed). Stdlib only.
 
@@ -98,7 +98,8 @@ def bench_runs(out, steps):
 
 def targets(runs, torch):
     rate = {(r["batch_size"], r["learners"]): r.get("images_per_s") for r in runs}
-    peer = {r.get("batch_size"): r.get("images_per_s") for r in torch}
+    peer = {r.get("batch_size"): r.get("images_per_s") for r in torch
+            if r.get("precision", "fp32") == "fp32"}
     auto = rate.get((32, "auto"))
     out = {}
     for (name, goal), base in zip(TARGETS, (peer.get(32), peer.get(512))):
@@ -148,17 +149,22 @@ def table(summary):
         lines.append("ResNet-32 training images/s on cuda:0, the median of each point's rounds; "
                      "Crossbow by learners per device (auto: the autotuner's choice; 1_bf16: one "
                      "learner in precision bf16, fp32 elsewhere), PyTorch eager with its "
-                     "defaults")
-        head = ["batch"] + [f"{k}" for k in cols] + ["PyTorch"]
+                     "defaults (PyTorch bf16, fp16: under torch.autocast)")
+        precisions = sorted({r.get("precision", "fp32") for r in torch},
+                            key=lambda p: (p != "fp32", p))
+        head = ["batch"] + [f"{k}" for k in cols] + [
+            "PyTorch" + ("" if p == "fp32" else f" {p}") for p in precisions]
         rows = []
         for b in sorted({r["batch_size"] for r in runs + torch if "batch_size" in r}):
             row = [str(b)]
             for k in cols:
                 r = [r for r in runs if r["batch_size"] == b and r["learners"] == k]
                 row.append(cell(r[0]) if r else "-")
-            p = [r for r in torch if r.get("batch_size") == b]
-            row.append("-" if not p else "error" if "error" in p[0] else
-                       f"{p[0]['images_per_s']:.0f}")
+            for precision in precisions:
+                p = [r for r in torch if r.get("batch_size") == b
+                     and r.get("precision", "fp32") == precision]
+                row.append("-" if not p else "error" if "error" in p[0] else
+                           f"{p[0]['images_per_s']:.0f}")
             rows.append(row)
         widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
         for r in [head] + rows:
@@ -193,6 +199,8 @@ def main(out):
     parity, tests = gtest(out, "parity", steps, True), gtest(out, "gpu_tests", steps, False)
     torch_doc = load(os.path.join(out, "torch.json")) or {}
     torch = torch_doc.get("results", [])
+    # PyTorch under autocast (the torch_half step), where it ran
+    torch += (load(os.path.join(out, "torch_half.json")) or {}).get("results", [])
     if "torch" in steps and not torch:
         torch = [{"error": f"{steps['torch']['status']}: {log_tail(out, 'torch')}"}]
     runs = bench_runs(out, steps)

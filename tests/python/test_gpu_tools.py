@@ -211,13 +211,18 @@ def test_report_puts_each_precision_in_a_column_of_its_own(tmp_path):
             f.write(json.dumps({"step": f"bench_b32_l1_{p}", "status": "ok"}) + "\n")
         (tmp_path / "bench" / f"b32_l1_{p}.json").write_text(json.dumps(
             {"images_per_s": rate, "learners": "1", "learners_per_device": 1}) + "\n")
+    (tmp_path / "torch_half.json").write_text(json.dumps({"results": [
+        {"batch_size": 32, "precision": "bf16", "images_per_s": 900.0}]}))
     rc, text, summary = report(tmp_path)
     assert rc == 0, text
     lines = text.splitlines()
     assert any(line.split() == ["batch", "|", "1", "|", "8", "|", "auto", "|", "1_bf16", "|",
-                                "1_fp16", "|", "PyTorch"] for line in lines), text
+                                "1_fp16", "|", "PyTorch", "|", "PyTorch", "bf16"]
+               for line in lines), text
     assert any(line.split() == ["32", "|", "300", "|", "1400", "|", "1500", "(6)", "|", "450",
-                                "|", "470", "|", "400"] for line in lines), text
+                                "|", "470", "|", "400", "|", "900"] for line in lines), text
+    # the targets stay against PyTorch's fp32
+    assert summary["targets"]["auto_b32_over_torch_b32"]["ratio"] == 3.75
 
 
 def test_report_fails_on_a_parity_failure_and_a_benchmark_error(tmp_path):
