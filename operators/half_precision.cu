@@ -39,10 +39,13 @@ __global__ void MaxMagnitudeBitsKernel(const float* src, int64_t n, unsigned* bi
   if ((threadIdx.x & (warpSize - 1)) == 0) atomicMax(bits, local);
 }
 
+// The exponent is clamped to +-64, beyond which no gradient of a net lies: 2^-e itself must
+// stay a finite, normal float (a largest value of 1e-40 would otherwise give 2^133 = inf).
 __global__ void ScaleFromBitsKernel(const unsigned* bits, float* scale) {
   const float largest = __uint_as_float(*bits);
   int exponent = 0;
   frexpf(largest, &exponent);
+  exponent = min(max(exponent, -64), 64);
   *scale = largest > 0.f && isfinite(largest) ? ldexpf(1.f, -exponent) : 1.f;
 }
 
