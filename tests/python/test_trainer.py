@@ -168,6 +168,8 @@ def test_bf16_on_a_cpu_without_it_is_refused_naming_what_the_cpu_has(tmp_path):
     assert "Traceback" not in run.stderr
     with pytest.raises(ValueError, match=r"tf32 \(--precision\) is a GPU math mode"):
         crossbow.Trainer(net="lenet", train_db=_blobs(), epochs=1, precision="tf32")
+    with pytest.raises(ValueError, match=r"fp16 \(--precision\) runs on GPUs only"):
+        crossbow.Trainer(net="lenet", train_db=_blobs(), epochs=1, precision="fp16")
 
 
 @needs_native
