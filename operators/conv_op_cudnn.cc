@@ -6,6 +6,7 @@
 // inputs, kept in the same scratch memory after cuDNN's workspace, and accumulate in fp32
 // (cuDNN's pseudo-half configurations); fp16 scales dY per call (crossbow/core/precision.h).
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "crossbow/core/context_cuda.h"
@@ -29,30 +30,31 @@ cudnnMathType_t MathType(Precision precision) {
   return precision == Precision::kFP32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
 }
 
-bool IsHalf(Precision precision) {
-  return precision == Precision::kBF16 || precision == Precision::kFP16;
-}
-
-// The type of the tensors a convolution computes on.
-cudnnDataType_t DataType(Precision precision) {
+// The half type a convolution computes on in `precision`; none in fp32 and tf32.
+std::optional<cuda::HalfType> HalfTypeOf(Precision precision) {
   switch (precision) {
     case Precision::kBF16:
-      return CUDNN_DATA_BFLOAT16;
+      return cuda::HalfType::kBF16;
     case Precision::kFP16:
-      return CUDNN_DATA_HALF;
+      return cuda::HalfType::kFP16;
     default:
-      return CUDNN_DATA_FLOAT;
+      return std::nullopt;
   }
 }
 
-cuda::HalfType HalfTypeOf(Precision precision) {
-  return precision == Precision::kFP16 ? cuda::HalfType::kFP16 : cuda::HalfType::kBF16;
+// The cuDNN type of the tensors a convolution computes on.
+cudnnDataType_t DataType(std::optional<cuda::HalfType> half) {
+  if (!half) return CUDNN_DATA_FLOAT;
+  return *half == cuda::HalfType::kBF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
 }
 
-// One scratch allocation holding cuDNN's workspace first and then, in the half precisions, the
-// converted copies: Reserve hands out aligned offsets, Bytes the size to ask the context for.
+// One scratch allocation holding cuDNN's workspace (at offset 0) and then, in the half
+// precisions, the converted copies: Reserve hands out aligned offsets, Bytes the size to ask
+// the context for.
 class ScratchPlan {
  public:
+  ScratchPlan() = default;
+  explicit ScratchPlan(size_t workspace_bytes) { Reserve(workspace_bytes); }
   size_t Reserve(size_t bytes) {
     constexpr size_t kAlignment = 256;
     const size_t at = bytes_;
@@ -97,7 +99,7 @@ Perf PickAlgorithm(const std::vector<Perf>& ranked, int returned, const Operator
 struct ConvDescriptors {
   void Set(const OperatorBase& op, const ConvParams& p, const Shape& x, const Shape& w,
            const Shape& y, Precision precision) {
-    const cudnnDataType_t type = DataType(precision);
+    const cudnnDataType_t type = DataType(HalfTypeOf(precision));
     cudnn::SetNCHW(this->x, x, op, type);
     cudnn::SetNCHW(this->y, y, op, type);
     cudnn::SetNCHW(y_fp32, y, op);
@@ -199,8 +201,8 @@ class ConvCudnnOp final : public Operator<CUDAContext> {
     void* y_out = y->mutable_data<float>();
     if (half_) {
       const cudaStream_t stream = context_->stream();
-      cuda::LaunchToHalf(x.data<float>(), scratch + x_at_, x.numel(), half_type_, nullptr, stream);
-      cuda::LaunchToHalf(w.data<float>(), scratch + w_at_, w.numel(), half_type_, nullptr, stream);
+      cuda::LaunchToHalf(x.data<float>(), scratch + x_at_, x.numel(), *half_, nullptr, stream);
+      cuda::LaunchToHalf(w.data<float>(), scratch + w_at_, w.numel(), *half_, nullptr, stream);
       cuda::CheckLaunch(def(), "the conversion to half precision");
       x_in = scratch + x_at_;
       w_in = scratch + w_at_;
@@ -210,7 +212,7 @@ class ConvCudnnOp final : public Operator<CUDAContext> {
                                         scratch, workspace_bytes_, &kZero, d_.y, y_out),
                 cudnn::Describe(*this));
     if (half_) {
-      cuda::LaunchFromHalf(y_out, y->mutable_data<float>(), y->numel(), half_type_, nullptr,
+      cuda::LaunchFromHalf(y_out, y->mutable_data<float>(), y->numel(), *half_, nullptr,
                            context_->stream());
       cuda::CheckLaunch(def(), "the conversion from half precision");
     }
@@ -232,10 +234,8 @@ class ConvCudnnOp final : public Operator<CUDAContext> {
     d_.Set(*this, params_, x, w, y_shape_, precision);
     workspace_bytes_ = 0;
     algo_ = ChooseForward(context_, d_, *this, &workspace_bytes_);
-    plan_ = ScratchPlan();
-    plan_.Reserve(workspace_bytes_);
-    half_ = IsHalf(precision);
-    half_type_ = HalfTypeOf(precision);
+    plan_ = ScratchPlan(workspace_bytes_);
+    half_ = HalfTypeOf(precision);
     if (half_) {
       x_at_ = ReserveHalf(&plan_, NumElements(x));
       w_at_ = ReserveHalf(&plan_, NumElements(w));
@@ -253,8 +253,7 @@ class ConvCudnnOp final : public Operator<CUDAContext> {
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace_bytes_ = 0;  // at the start of the scratch memory
   ScratchPlan plan_;
-  bool half_ = false;
-  cuda::HalfType half_type_ = cuda::HalfType::kBF16;
+  std::optional<cuda::HalfType> half_;     // the type of the copies, in bf16 and fp16
   size_t x_at_ = 0, w_at_ = 0, y_at_ = 0;  // the half copies' offsets
 };
 
@@ -279,20 +278,17 @@ class ConvGradientCudnnOp final : public Operator<CUDAContext> {
     const void* dy_in = dy.data<float>();
     float* scale = nullptr;  // dY's, in fp16
     if (half_) {
-      if (half_type_ == cuda::HalfType::kFP16) {
+      if (*half_ == cuda::HalfType::kFP16) {
         scale = reinterpret_cast<float*>(scratch + scale_at_);
         cuda::LaunchPowerOfTwoScale(dy.data<float>(), dy.numel(), scale,
                                     reinterpret_cast<unsigned*>(scale + 1), stream);
       }
-      cuda::LaunchToHalf(dy.data<float>(), scratch + dy_at_, dy.numel(), half_type_, scale,
-                         stream);
+      cuda::LaunchToHalf(dy.data<float>(), scratch + dy_at_, dy.numel(), *half_, scale, stream);
       if (HasOutput(0)) {
-        cuda::LaunchToHalf(x.data<float>(), scratch + x_at_, x.numel(), half_type_, nullptr,
-                           stream);
+        cuda::LaunchToHalf(x.data<float>(), scratch + x_at_, x.numel(), *half_, nullptr, stream);
       }
       if (HasOutput(2)) {
-        cuda::LaunchToHalf(w.data<float>(), scratch + w_at_, w.numel(), half_type_, nullptr,
-                           stream);
+        cuda::LaunchToHalf(w.data<float>(), scratch + w_at_, w.numel(), *half_, nullptr, stream);
       }
       cuda::CheckLaunch(def(), "the conversion to half precision");
       x_in = scratch + x_at_;
@@ -306,8 +302,8 @@ class ConvGradientCudnnOp final : public Operator<CUDAContext> {
     };
     const auto finish = [&](Tensor* out, size_t half_at) {
       if (!half_) return;
-      cuda::LaunchFromHalf(scratch + half_at, out->mutable_data<float>(), out->numel(),
-                           half_type_, scale, stream);
+      cuda::LaunchFromHalf(scratch + half_at, out->mutable_data<float>(), out->numel(), *half_,
+                           scale, stream);
       cuda::CheckLaunch(def(), "the conversion from half precision");
     };
     if (HasOutput(0)) {
@@ -329,10 +325,10 @@ class ConvGradientCudnnOp final : public Operator<CUDAContext> {
     if (HasOutput(2)) {
       Tensor* dx = Output(2);
       dx->Resize(x.shape());
-      CUDNN_CHECK(cudnnConvolutionBackwardData(handle, &kOne, d_.w, w_in, d_.y, dy_in, d_.conv,
-                                               data_algo_, scratch, workspace_bytes_, &kZero,
-                                               d_.x, result(dx, dx_at_)),
-                  cudnn::Describe(*this));
+      CUDNN_CHECK(
+          cudnnConvolutionBackwardData(handle, &kOne, d_.w, w_in, d_.y, dy_in, d_.conv, data_algo_,
+                                       scratch, workspace_bytes_, &kZero, d_.x, result(dx, dx_at_)),
+          cudnn::Describe(*this));
       finish(dx, dx_at_);
     }
   }
@@ -348,10 +344,8 @@ class ConvGradientCudnnOp final : public Operator<CUDAContext> {
     workspace_bytes_ = 0;
     if (HasOutput(0)) filter_algo_ = ChooseBackwardFilter(context_, d_, *this, &workspace_bytes_);
     if (HasOutput(2)) data_algo_ = ChooseBackwardData(context_, d_, *this, &workspace_bytes_);
-    plan_ = ScratchPlan();
-    plan_.Reserve(workspace_bytes_);
-    half_ = IsHalf(precision);
-    half_type_ = HalfTypeOf(precision);
+    plan_ = ScratchPlan(workspace_bytes_);
+    half_ = HalfTypeOf(precision);
     if (half_) {
       const int64_t xn = NumElements(x), wn = NumElements(w);
       x_at_ = ReserveHalf(&plan_, xn);
@@ -373,8 +367,7 @@ class ConvGradientCudnnOp final : public Operator<CUDAContext> {
   cudnnConvolutionBwdDataAlgo_t data_algo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
   size_t workspace_bytes_ = 0;  // at the start of the scratch memory
   ScratchPlan plan_;
-  bool half_ = false;
-  cuda::HalfType half_type_ = cuda::HalfType::kBF16;
+  std::optional<cuda::HalfType> half_;  // the type of the copies, in bf16 and fp16
   size_t x_at_ = 0, w_at_ = 0, dy_at_ = 0, dw_at_ = 0, dx_at_ = 0, scale_at_ = 0;
 };
 

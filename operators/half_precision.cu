@@ -12,9 +12,13 @@ __device__ float ScaleAt(const float* scale) { return scale == nullptr ? 1.f : *
 template <typename Half>
 __device__ Half FromFloat(float v);
 template <>
-__device__ __nv_bfloat16 FromFloat(float v) { return __float2bfloat16_rn(v); }
+__device__ __nv_bfloat16 FromFloat(float v) {
+  return __float2bfloat16_rn(v);
+}
 template <>
-__device__ __half FromFloat(float v) { return __float2half_rn(v); }
+__device__ __half FromFloat(float v) {
+  return __float2half_rn(v);
+}
 
 template <typename Half>
 __global__ void ToHalfKernel(const float* src, Half* dst, int64_t n, const float* scale) {
@@ -57,8 +61,8 @@ void LaunchToHalf(const float* src, void* dst, int64_t n, HalfType type, const f
     ToHalfKernel<<<BlocksFor(n), kThreadsPerBlock, 0, stream>>>(
         src, static_cast<__nv_bfloat16*>(dst), n, scale);
   } else {
-    ToHalfKernel<<<BlocksFor(n), kThreadsPerBlock, 0, stream>>>(src, static_cast<__half*>(dst),
-                                                                n, scale);
+    ToHalfKernel<<<BlocksFor(n), kThreadsPerBlock, 0, stream>>>(src, static_cast<__half*>(dst), n,
+                                                                scale);
   }
 }
 
@@ -68,8 +72,8 @@ void LaunchFromHalf(const void* src, float* dst, int64_t n, HalfType type, const
     FromHalfKernel<<<BlocksFor(n), kThreadsPerBlock, 0, stream>>>(
         static_cast<const __nv_bfloat16*>(src), dst, n, scale);
   } else {
-    FromHalfKernel<<<BlocksFor(n), kThreadsPerBlock, 0, stream>>>(
-        static_cast<const __half*>(src), dst, n, scale);
+    FromHalfKernel<<<BlocksFor(n), kThreadsPerBlock, 0, stream>>>(static_cast<const __half*>(src),
+                                                                  dst, n, scale);
   }
 }
 

@@ -20,9 +20,9 @@ void LaunchFromHalf(const void* src, float* dst, int64_t n, HalfType type, const
                     cudaStream_t stream);
 // *scale = 2^-e where the largest |src[i]| is m 2^e with m in [0.5, 1) (e clamped to +-64),
 // so that the scaled values fit fp16's range with their relative precision kept; 1 where every
-// value is 0 or one is not finite (the NaN or infinity then reaches the results unscaled). Computed on the device
-// in three launches (nothing waits for the host, so a CUDA graph can hold them); `bits` is one
-// unsigned int of device scratch.
+// value is 0 or one is not finite (the NaN or infinity then reaches the results unscaled).
+// Computed on the device in three launches (nothing waits for the host, so a CUDA graph can
+// hold them); `bits` is one unsigned int of device scratch.
 void LaunchPowerOfTwoScale(const float* src, int64_t n, float* scale, unsigned* bits,
                            cudaStream_t stream);
 

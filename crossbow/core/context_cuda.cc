@@ -61,9 +61,8 @@ void CUDAContext::set_precision(Precision precision) {
   // set per descriptor by the operators). The reduced precisions run matrix products in TF32:
   // they are a small part of the nets' work, and TF32 needs neither converted copies nor, as
   // fp16 would, scaling.
-  CUBLAS_CHECK(cublasSetMathMode(cublas_, precision == Precision::kFP32
-                                              ? CUBLAS_PEDANTIC_MATH
-                                              : CUBLAS_TF32_TENSOR_OP_MATH));
+  CUBLAS_CHECK(cublasSetMathMode(
+      cublas_, precision == Precision::kFP32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_TF32_TENSOR_OP_MATH));
 }
 
 CUDAContext::~CUDAContext() {
