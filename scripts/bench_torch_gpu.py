@@ -6,11 +6,11 @@ The peer runs with PyTorch's defaults, said in its output: eager mode, float32, 
 sets it (cuDNN convolutions may use TF32 unless --tf32 off), cudnn.benchmark on; synthetic data
 already on the device; SGD with momentum 0.9 and weight decay 1e-4. --precisions adds bf16 and
 fp16: the forward pass and loss under torch.autocast of that type, fp16 with a GradScaler
-(PyTorch's mixed-precision recipe), each a result of its own with its "precision". Each batch size: warm-up
-iterations, then as many as fit in --seconds, timed to the GPU's completion; --rounds rounds
-over all the batch sizes (3), and each batch size's images/s is the median of its rounds, as
-gpu_check.sh reports Crossbow's. Prints one JSON line per batch size and writes
-{"meta", "results"} to --output.
+(PyTorch's mixed-precision recipe), each a result of its own with its "precision". Each batch
+size: warm-up iterations, then as many as fit in --seconds, timed to the GPU's completion;
+--rounds rounds over all the batch sizes (3), and each batch size's images/s is the median of
+its rounds, as gpu_check.sh reports Crossbow's. Prints one JSON line per batch size and
+precision and writes {"meta", "results"} to --output.
 
     python3 scripts/bench_torch_gpu.py [--batches 16 32 64 512] [--seconds 3] [--rounds 3]
                                        [--precisions fp32 bf16 fp16] [--output FILE]
@@ -63,8 +63,8 @@ def measure(batch, args, device, precision="fp32"):
         torch.cuda.synchronize(device)  # the host ran ahead: the time ends when the GPU is done
     seconds = time.perf_counter() - start
     return {"bench": "torch", "net": f"resnet{args.depth}", "batch_size": batch,
-            "precision": precision, "images_per_s": iterations * batch / seconds, "iterations": iterations,
-            "seconds": seconds,
+            "precision": precision, "images_per_s": iterations * batch / seconds,
+            "iterations": iterations, "seconds": seconds,
             "max_memory_bytes": torch.cuda.max_memory_allocated(device) if cuda else None}
 
 

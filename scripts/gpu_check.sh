@@ -154,31 +154,36 @@ run_step parity 180 "$out/logs/parity.out" env NVIDIA_TF32_OVERRIDE=0 "${tests[@
   --gtest_filter="$parity_filter" --gtest_output="json:$out/parity.json"
 run_step gpu_tests 150 "$out/logs/gpu_tests.out" env NVIDIA_TF32_OVERRIDE=0 "${tests[@]}" \
   --gtest_filter="-$parity_filter" --gtest_output="json:$out/gpu_tests.json"
-# shellcheck disable=SC2086 # the batch lists are word lists
-run_step torch 150 "$out/logs/torch.out" "$python" "$root/scripts/bench_torch_gpu.py" \
-  --batches $torch_batches --seconds "$seconds" --rounds "$rounds" --output "$out/torch.json"
+bench_point() {  # STEP CAP FLAGS...: one crossbow_bench point on cuda:0, into OUT/bench/
+  local step=$1 cap=$2
+  shift 2
+  run_step "$step" "$cap" "$out/bench/${step#bench_}.json" "${bench[@]}" --spec "$spec" \
+    --devices cuda:0 --seconds "$seconds" --warmup_iterations 5 "$@"
+}
+torch_points() {  # STEP CAP FILE FLAGS...: bench_torch_gpu.py, its results into OUT/FILE
+  local step=$1 cap=$2 file=$3
+  shift 3
+  run_step "$step" "$cap" "$out/logs/$step.out" "$python" "$root/scripts/bench_torch_gpu.py" \
+    --seconds "$seconds" --output "$out/$file" "$@"
+}
+# shellcheck disable=SC2086 # the batch and precision lists are word lists
+torch_points torch 150 torch.json --batches $torch_batches --rounds "$rounds"
 for r in $(seq 1 "$rounds"); do
   for b in $batches; do
     for k in $learners; do
       cap=60
       [ "$k" != auto ] || cap=120
-      run_step "bench_b${b}_l${k}_r$r" $cap "$out/bench/b${b}_l${k}_r$r.json" "${bench[@]}" \
-        --spec "$spec" --devices cuda:0 --batch_size "$b" --learners "$k" --seconds "$seconds" \
-        --warmup_iterations 5 --autotune_window 30 --max_learners 16
+      bench_point "bench_b${b}_l${k}_r$r" $cap --batch_size "$b" --learners "$k" \
+        --autotune_window 30 --max_learners 16
     done
   done
 done
 for p in $precisions; do
   for b in $batches; do
-    run_step "bench_b${b}_l1_$p" 60 "$out/bench/b${b}_l1_$p.json" "${bench[@]}" --spec "$spec" \
-      --devices cuda:0 --batch_size "$b" --learners 1 --seconds "$seconds" --warmup_iterations 5 \
-      --precision "$p"
+    bench_point "bench_b${b}_l1_$p" 60 --batch_size "$b" --learners 1 --precision "$p"
   done
 done
-if [ -n "$precisions" ]; then
-  # shellcheck disable=SC2086 # word lists
-  run_step torch_half 120 "$out/logs/torch_half.out" "$python" \
-    "$root/scripts/bench_torch_gpu.py" --batches $batches --seconds "$seconds" --rounds 1 \
-    --precisions $precisions --output "$out/torch_half.json"
-fi
+# shellcheck disable=SC2086
+[ -z "$precisions" ] ||
+  torch_points torch_half 120 torch_half.json --batches $batches --rounds 1 --precisions $precisions
 report

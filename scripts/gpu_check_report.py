@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The summary of a scripts/gpu_check.sh run: reads its folder (steps.jsonl, gpu.csv,
 parity.json and gpu_tests.json from GoogleTest, torch.json and torch_half.json,
-bench/b{batch}_l{learners}.json, logs/), writes gpu_check.json there, prints a short table last and exits with the check's code
-(0 passed, 1 tests failed, 2 incomplete programs, 3 no GPU, 4 a benchmark failed; 5 this
-report failed). Stdlib only.
+bench/b{batch}_l{learners}.json, logs/), writes gpu_check.json there, prints a short table
+last and exits with the check's code (0 passed, 1 tests failed, 2 incomplete programs, 3 no
+GPU, 4 a benchmark failed; 5 this report failed). Stdlib only.
 
     python3 scripts/gpu_check_report.py OUT
 """
@@ -96,10 +96,14 @@ def bench_runs(out, steps):
     return runs
 
 
+def precision_of(torch_result):
+    return torch_result.get("precision", "fp32")
+
+
 def targets(runs, torch):
     rate = {(r["batch_size"], r["learners"]): r.get("images_per_s") for r in runs}
     peer = {r.get("batch_size"): r.get("images_per_s") for r in torch
-            if r.get("precision", "fp32") == "fp32"}
+            if precision_of(r) == "fp32"}
     auto = rate.get((32, "auto"))
     out = {}
     for (name, goal), base in zip(TARGETS, (peer.get(32), peer.get(512))):
@@ -150,7 +154,7 @@ def table(summary):
                      "Crossbow by learners per device (auto: the autotuner's choice; 1_bf16: one "
                      "learner in precision bf16, fp32 elsewhere), PyTorch eager with its "
                      "defaults (PyTorch bf16, fp16: under torch.autocast)")
-        precisions = sorted({r.get("precision", "fp32") for r in torch},
+        precisions = sorted({precision_of(r) for r in torch},
                             key=lambda p: (p != "fp32", p))
         head = ["batch"] + [f"{k}" for k in cols] + [
             "PyTorch" + ("" if p == "fp32" else f" {p}") for p in precisions]
@@ -162,7 +166,7 @@ def table(summary):
                 row.append(cell(r[0]) if r else "-")
             for precision in precisions:
                 p = [r for r in torch if r.get("batch_size") == b
-                     and r.get("precision", "fp32") == precision]
+                     and precision_of(r) == precision]
                 row.append("-" if not p else "error" if "error" in p[0] else
                            f"{p[0]['images_per_s']:.0f}")
             rows.append(row)
