@@ -6,7 +6,12 @@
 // inputs, kept in the same scratch memory after cuDNN's workspace, and accumulate in fp32
 // (cuDNN's pseudo-half configurations); fp16 scales dY per call (crossbow/core/precision.h).
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "crossbow/core/context_cuda.h"
@@ -128,55 +133,106 @@ struct ConvDescriptors {
   cudnn::ConvolutionDescriptor conv;
 };
 
+// An algorithm and the workspace it needs.
+struct Choice {
+  int algo = 0;
+  size_t workspace = 0;
+};
+
+// What a choice depends on: direction, GPU, precision, X's and W's shapes, stride, pad,
+// dilation and group.
+using ChoiceKey =
+    std::tuple<std::string, int, Precision, Shape, Shape, int64_t, int64_t, int64_t, int64_t>;
+
+// One query of cuDNN's heuristics per key in the process. A query can take seconds (in bf16
+// cuDNN 9 finalises an engine configuration per candidate: 2.4 s for one backward-filter shape
+// on an H200), and a ResNet repeats each shape in many layers and every learner. The lock is
+// held through the query, so that learners starting together ask once.
+Choice CachedChoice(const ChoiceKey& key, const std::function<Choice()>& choose) {
+  static std::mutex mutex;
+  static std::map<ChoiceKey, Choice> choices;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = choices.find(key);
+  if (it == choices.end()) it = choices.emplace(key, choose()).first;
+  return it->second;
+}
+
+// The ranking of a direction by `rank`, the pick, and its workspace by `workspace_of`; each a
+// cuDNN call with the descriptors bound.
+template <typename Perf>
+Choice Choose(CUDAContext* context, const ConvParams& p, const Shape& x, const Shape& w,
+              const OperatorBase& op, const char* direction, int count,
+              const std::function<cudnnStatus_t(Perf*, int, int*)>& rank,
+              const std::function<cudnnStatus_t(const Perf&, size_t*)>& workspace_of) {
+  const ChoiceKey key{direction, context->gpu(), context->precision(), x,      w,
+                      p.stride,  p.pad,          p.dilation,           p.group};
+  return CachedChoice(key, [&] {
+    std::vector<Perf> ranked(count);
+    int returned = 0;
+    CUDNN_CHECK(rank(ranked.data(), count, &returned), cudnn::Describe(op));
+    const Perf best = PickAlgorithm(ranked, returned, op, context->precision(), direction);
+    size_t bytes = 0;
+    CUDNN_CHECK(workspace_of(best, &bytes), cudnn::Describe(op));
+    return Choice{static_cast<int>(best.algo), std::max(bytes, best.memory)};
+  });
+}
+
 cudnnConvolutionFwdAlgo_t ChooseForward(CUDAContext* context, const ConvDescriptors& d,
+                                        const ConvParams& p, const Shape& x, const Shape& w,
                                         const OperatorBase& op, size_t* workspace) {
-  std::vector<cudnnConvolutionFwdAlgoPerf_t> ranked(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
-  int returned = 0;
-  CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(context->cudnn(), d.x, d.w, d.conv, d.y,
-                                                     static_cast<int>(ranked.size()), &returned,
-                                                     ranked.data()),
-              cudnn::Describe(op));
-  const auto best = PickAlgorithm(ranked, returned, op, context->precision(), "forward");
-  size_t bytes = 0;
-  CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(context->cudnn(), d.x, d.w, d.conv, d.y,
-                                                      best.algo, &bytes),
-              cudnn::Describe(op));
-  *workspace = std::max(*workspace, std::max(bytes, best.memory));
-  return best.algo;
+  using Perf = cudnnConvolutionFwdAlgoPerf_t;
+  const cudnnHandle_t h = context->cudnn();
+  const Choice c = Choose<Perf>(
+      context, p, x, w, op, "forward", CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+      [&](Perf* ranked, int n, int* returned) {
+        return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, n, returned,
+                                                      ranked);
+      },
+      [&](const Perf& best, size_t* bytes) {
+        return cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y, best.algo, bytes);
+      });
+  *workspace = std::max(*workspace, c.workspace);
+  return static_cast<cudnnConvolutionFwdAlgo_t>(c.algo);
 }
 
 cudnnConvolutionBwdDataAlgo_t ChooseBackwardData(CUDAContext* context, const ConvDescriptors& d,
-                                                 const OperatorBase& op, size_t* workspace) {
-  std::vector<cudnnConvolutionBwdDataAlgoPerf_t> ranked(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
-  int returned = 0;
-  CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(context->cudnn(), d.w, d.y, d.conv, d.x,
-                                                          static_cast<int>(ranked.size()),
-                                                          &returned, ranked.data()),
-              cudnn::Describe(op));
-  const auto best = PickAlgorithm(ranked, returned, op, context->precision(), "backward-data");
-  size_t bytes = 0;
-  CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(context->cudnn(), d.w, d.y, d.conv, d.x,
-                                                           best.algo, &bytes),
-              cudnn::Describe(op));
-  *workspace = std::max(*workspace, std::max(bytes, best.memory));
-  return best.algo;
+                                                 const ConvParams& p, const Shape& x,
+                                                 const Shape& w, const OperatorBase& op,
+                                                 size_t* workspace) {
+  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
+  const cudnnHandle_t h = context->cudnn();
+  const Choice c = Choose<Perf>(
+      context, p, x, w, op, "backward-data", CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+      [&](Perf* ranked, int n, int* returned) {
+        return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x, n, returned,
+                                                           ranked);
+      },
+      [&](const Perf& best, size_t* bytes) {
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w, d.y, d.conv, d.x, best.algo,
+                                                            bytes);
+      });
+  *workspace = std::max(*workspace, c.workspace);
+  return static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo);
 }
 
 cudnnConvolutionBwdFilterAlgo_t ChooseBackwardFilter(CUDAContext* context, const ConvDescriptors& d,
-                                                     const OperatorBase& op, size_t* workspace) {
-  std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> ranked(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
-  int returned = 0;
-  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(context->cudnn(), d.x, d.y, d.conv, d.w,
-                                                            static_cast<int>(ranked.size()),
-                                                            &returned, ranked.data()),
-              cudnn::Describe(op));
-  const auto best = PickAlgorithm(ranked, returned, op, context->precision(), "backward-filter");
-  size_t bytes = 0;
-  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(context->cudnn(), d.x, d.y, d.conv,
-                                                             d.w, best.algo, &bytes),
-              cudnn::Describe(op));
-  *workspace = std::max(*workspace, std::max(bytes, best.memory));
-  return best.algo;
+                                                     const ConvParams& p, const Shape& x,
+                                                     const Shape& w, const OperatorBase& op,
+                                                     size_t* workspace) {
+  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
+  const cudnnHandle_t h = context->cudnn();
+  const Choice c = Choose<Perf>(
+      context, p, x, w, op, "backward-filter", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+      [&](Perf* ranked, int n, int* returned) {
+        return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, n, returned,
+                                                             ranked);
+      },
+      [&](const Perf& best, size_t* bytes) {
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.conv, d.w, best.algo,
+                                                              bytes);
+      });
+  *workspace = std::max(*workspace, c.workspace);
+  return static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo);
 }
 
 // Y = conv(X, W) + b.
@@ -233,7 +289,7 @@ class ConvCudnnOp final : public Operator<CUDAContext> {
     const Precision precision = context_->precision();
     d_.Set(*this, params_, x, w, y_shape_, precision);
     workspace_bytes_ = 0;
-    algo_ = ChooseForward(context_, d_, *this, &workspace_bytes_);
+    algo_ = ChooseForward(context_, d_, params_, x, w, *this, &workspace_bytes_);
     plan_ = ScratchPlan(workspace_bytes_);
     half_ = HalfTypeOf(precision);
     if (half_) {
@@ -342,8 +398,10 @@ class ConvGradientCudnnOp final : public Operator<CUDAContext> {
     const Precision precision = context_->precision();
     d_.Set(*this, params_, x, w, y_shape_, precision);
     workspace_bytes_ = 0;
-    if (HasOutput(0)) filter_algo_ = ChooseBackwardFilter(context_, d_, *this, &workspace_bytes_);
-    if (HasOutput(2)) data_algo_ = ChooseBackwardData(context_, d_, *this, &workspace_bytes_);
+    if (HasOutput(0))
+      filter_algo_ = ChooseBackwardFilter(context_, d_, params_, x, w, *this, &workspace_bytes_);
+    if (HasOutput(2))
+      data_algo_ = ChooseBackwardData(context_, d_, params_, x, w, *this, &workspace_bytes_);
     plan_ = ScratchPlan(workspace_bytes_);
     half_ = HalfTypeOf(precision);
     if (half_) {

@@ -40,19 +40,22 @@ CUDAContext::CUDAContext(int gpu, uint64_t seed) : gpu_(gpu), seed_(seed) {
                          kMinComputeCapability % 10,
                          " or newer (rebuild with -DCMAKE_CUDA_ARCHITECTURES=", capability, ")");
   CUDA_CHECK(cudaSetDevice(gpu));
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  CUDNN_CHECK(cudnnCreate(&cudnn_));
-  CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
-  CUBLAS_CHECK(cublasCreate(&cublas_));
-  CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
-  set_precision(Precision::kFP32);
   const cudaStream_t caller_stream = cuda::CurrentStream();
-  cuda::SetCurrentStream(stream_);  // the block belongs to this context's stream
-  cublas_workspace_ = AllocateOn(device(), kCublasWorkspaceBytes);
-  cuda::SetCurrentStream(caller_stream);
-  CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_.get(), kCublasWorkspaceBytes));
-  CUDA_CHECK(cudaMalloc(&random_offset_, sizeof(unsigned long long)));
-  CUDA_CHECK(cudaMemsetAsync(random_offset_, 0, sizeof(unsigned long long), stream_));
+  try {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    CreateLibraryHandles();
+    set_precision(Precision::kFP32);
+    cuda::SetCurrentStream(stream_);  // the block belongs to this context's stream
+    cublas_workspace_ = AllocateOn(device(), kCublasWorkspaceBytes);
+    cuda::SetCurrentStream(caller_stream);
+    CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_.get(), kCublasWorkspaceBytes));
+    CUDA_CHECK(cudaMalloc(&random_offset_, sizeof(unsigned long long)));
+    CUDA_CHECK(cudaMemsetAsync(random_offset_, 0, sizeof(unsigned long long), stream_));
+  } catch (...) {  // a learner that does not fit must leave nothing behind
+    Release();
+    cuda::SetCurrentStream(caller_stream);
+    throw;
+  }
 }
 
 void CUDAContext::set_precision(Precision precision) {
@@ -65,10 +68,37 @@ void CUDAContext::set_precision(Precision precision) {
       cublas_, precision == Precision::kFP32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_TF32_TENSOR_OP_MATH));
 }
 
-CUDAContext::~CUDAContext() {
+// cuDNN and cuBLAS take their memory from the driver. On a full GPU cudnnCreate has been seen
+// to fail with CUDNN_STATUS_INTERNAL_ERROR, not an allocation failure (H200, cuDNN 9.14), so a
+// handle that cannot be made with little memory free is reported as out of memory: the
+// autotuner takes that as "this learner does not fit", any other error as a fault.
+void CUDAContext::CreateLibraryHandles() {
+  try {
+    CUDNN_CHECK(cudnnCreate(&cudnn_));
+    CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
+    CUBLAS_CHECK(cublasCreate(&cublas_));
+    CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+  } catch (const OutOfMemoryError&) {
+    throw;
+  } catch (const Error& e) {
+    constexpr size_t kLibraryHeadroomBytes = size_t{256} << 20;
+    const size_t free = cuda::MemoryInfo(gpu_).first;
+    if (free >= kLibraryHeadroomBytes) throw;
+    throw OutOfMemoryError(detail::Concat(e.what(), ", with ", free >> 20,
+                                          " MiB free on cuda:", gpu_, ": taken as out of memory"));
+  }
+}
+
+CUDAContext::~CUDAContext() { Release(); }
+
+void CUDAContext::Release() {
   cudaSetDevice(gpu_);
   if (stream_) cudaStreamSynchronize(stream_);
+  // A thread that bound this context would otherwise go on copying on a destroyed stream (the
+  // caller's thread, say, fetching weights after its engine is gone).
+  if (stream_ && cuda::CurrentStream() == stream_) cuda::SetCurrentStream(nullptr);
   scratch_.clear();
+  cublas_workspace_.reset();
   if (random_offset_) cudaFree(random_offset_);
   if (cublas_) cublasDestroy(cublas_);
   if (cudnn_) cudnnDestroy(cudnn_);

@@ -53,6 +53,9 @@ class CUDAContext final : public ContextBase {
   unsigned long long* random_offset() const { return random_offset_; }
 
  private:
+  void CreateLibraryHandles();
+  void Release();  // what the constructor made so far, and everything else
+
   int gpu_;
   uint64_t seed_;
   cudaStream_t stream_ = nullptr;

@@ -84,15 +84,16 @@ class CUDASyncBackend final : public SyncBackend {
     kernels::SetValue(x, value, cuda::StreamOf(learner));
   }
   bool AllFinite(ContextBase* learner, SegmentTable& blobs) override {
-    const cudaStream_t stream = cuda::StreamOf(learner);
-    learner->BindThread();  // the flag's block belongs to the learner's stream
-    const auto flag = AllocateOn(device_, sizeof(int));
-    CUDA_CHECK(cudaMemsetAsync(flag.get(), 0, sizeof(int), stream), Where());
-    kernels::FlagNonFinite(Table(blobs, learner), reinterpret_cast<int*>(flag.get()), stream);
+    CUDAContext& context = cuda::CudaContextOf(learner);
+    const cudaStream_t stream = context.stream();
+    // The learner's scratch, ordered by its stream after the work that used it: no allocation
+    // per iteration, which on a full GPU would stop a learner that had everything it needed.
+    int* flag = static_cast<int*>(context.Scratch(sizeof(int)));
+    CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), stream), Where());
+    kernels::FlagNonFinite(Table(blobs, learner), flag, stream);
     int non_finite = 0;
-    CUDA_CHECK(
-        cudaMemcpyAsync(&non_finite, flag.get(), sizeof(int), cudaMemcpyDeviceToHost, stream),
-        Where());
+    CUDA_CHECK(cudaMemcpyAsync(&non_finite, flag, sizeof(int), cudaMemcpyDeviceToHost, stream),
+               Where());
     CUDA_CHECK(cudaStreamSynchronize(stream), Where());
     return non_finite == 0;
   }

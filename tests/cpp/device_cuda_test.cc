@@ -38,5 +38,19 @@ TEST(DeviceCuda, TensorRoundTripKeepsEveryValue) {
   for (int64_t i = 0; i < host.numel(); ++i) EXPECT_EQ(back.data<float>()[i], values[i]) << i;
 }
 
+TEST(DeviceCuda, CopiesAfterTheBoundContextIsGoneUseNoDeadStream) {
+  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no GPU: needs one CUDA device";
+  {
+    auto context = MakeContext(kGpu0, /*seed=*/1, /*threads=*/1);
+    context->BindThread();
+  }
+  Tensor host({4}, DataType::kFloat32);
+  std::iota(host.mutable_data<float>(), host.mutable_data<float>() + 4, 1.f);
+  Tensor gpu(kGpu0);
+  CopyTensor(host, &gpu);
+  const Tensor back = ToHost(gpu);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(back.data<float>()[i], i + 1.f) << i;
+}
+
 }  // namespace
 }  // namespace crossbow
