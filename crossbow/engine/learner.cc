@@ -83,11 +83,12 @@ Learner::Learner(LearnerSpec spec)
   update_begin_ = train_def_.ops.size();
   gradients_ = backward.gradients;
   for (const auto& param : spec_.params) {
+    const bool decayed = spec_.solver.bias_decay || root_.GetTensor(param)->ndim() > 1;
     train_def_.ops.push_back(MakeOperator(
         "MomentumSGD", {param, backward.gradients.at(param), MomentumOf(param), kLearningRate},
         {param, MomentumOf(param)},
         {{"momentum", spec_.solver.momentum},
-         {"weight_decay", spec_.solver.weight_decay},
+         {"weight_decay", decayed ? spec_.solver.weight_decay : 0.0},
          {"nesterov", int64_t{spec_.solver.nesterov}}}));
   }
 }

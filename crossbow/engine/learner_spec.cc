@@ -28,6 +28,7 @@ LearnerSpec LearnerSpec::FromJson(const std::string& text) {
       spec.solver.momentum = s.value("momentum", spec.solver.momentum);
       spec.solver.weight_decay = s.value("weight_decay", spec.solver.weight_decay);
       spec.solver.nesterov = s.value("nesterov", spec.solver.nesterov);
+      spec.solver.bias_decay = s.value("bias_decay", spec.solver.bias_decay);
     }
     spec.seed = j.value("seed", uint64_t{0});
     spec.threads = j.value("threads", 1);

@@ -15,6 +15,8 @@ struct SolverConfig {
   double momentum = 0.9;
   double weight_decay = 0.0;
   bool nesterov = false;
+  // false: no weight decay on 1-D parameters (biases, batch-norm scales and shifts).
+  bool bias_decay = true;
 };
 
 // What the Python builder sends to make a learner (python/crossbow/builder.py writes it).

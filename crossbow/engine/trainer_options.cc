@@ -287,7 +287,13 @@ const std::vector<Entry>& Entries() {
       CROSSBOW_TRAINER("warmup_start", lr.warmup_start, "", Within(0, 1),
                        "warm-up's first factor of the rate"),
       CROSSBOW_PYTHON("momentum", Type::kFloat, "", Fraction(), "learner momentum", 0.9),
+      CROSSBOW_PYTHON("nesterov", Type::kBool, "", Any(),
+                      "learners take Nesterov momentum steps (PyTorch's SGD nesterov=True)", false),
       CROSSBOW_PYTHON("weight_decay", Type::kFloat, "", AtLeast(0), "L2 weight decay", 1e-4),
+      CROSSBOW_PYTHON("bias_decay", Type::kBool, "", Any(),
+                      "weight decay on 1-D parameters too (biases, batch-norm scales and "
+                      "shifts); --no-bias-decay exempts them (He et al. 2019, Bag of Tricks)",
+                      true),
       CROSSBOW_PYTHON("label_smoothing", Type::kFloat, "", Fraction(),
                       "share of each training target spread evenly over the classes (PyTorch's "
                       "CrossEntropyLoss label_smoothing); the loss reported is the smoothed one",

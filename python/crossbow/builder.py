@@ -379,10 +379,12 @@ class ModelBuilder:
         return json.dumps(self.net_def())
 
     def to_spec(self, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=False, seed=0,
-                threads=1, device="cpu", precision="fp32", label_smoothing=0.0):
+                threads=1, device="cpu", precision="fp32", label_smoothing=0.0, bias_decay=True):
         """The learner spec (a dict; ``json.dumps`` it for ``_C.Learner``); ``device`` is where
         the learner runs: "cpu", "cuda" or "cuda:N"; ``precision`` the arithmetic of its
         convolutions (fp32, bf16, tf32 or fp16: see the guide's performance notes);
+        ``bias_decay=False`` exempts 1-D parameters (biases, batch-norm scales and shifts) from
+        weight decay;
         ``label_smoothing`` the share of each target the loss spreads over the classes
         (SoftmaxWithLoss's argument, which checks it)."""
         if self.input_name is None:
@@ -404,7 +406,8 @@ class ModelBuilder:
             "accuracy": list(self.accuracy_blobs), "params": list(self.params),
             "state": list(self.state),
             "solver": {"lr": float(lr), "momentum": float(momentum),
-                       "weight_decay": float(weight_decay), "nesterov": bool(nesterov)},
+                       "weight_decay": float(weight_decay), "nesterov": bool(nesterov),
+                       "bias_decay": bool(bias_decay)},
             "seed": int(seed), "threads": int(threads), "device": check_device(device),
             "precision": str(precision),
         }

@@ -53,11 +53,13 @@ class Model:
     """A builder's net compiled into one C++ learner (created on first use)."""
 
     def __init__(self, builder, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=False,
-                 seed=0, threads=1, device="cpu", precision="fp32", label_smoothing=0.0):
+                 seed=0, threads=1, device="cpu", precision="fp32", label_smoothing=0.0,
+                 bias_decay=True):
         self.builder = builder
         self.spec = builder.to_spec(lr=lr, momentum=momentum, weight_decay=weight_decay,
                                     nesterov=nesterov, seed=seed, threads=threads, device=device,
-                                    precision=precision, label_smoothing=label_smoothing)
+                                    precision=precision, label_smoothing=label_smoothing,
+                                    bias_decay=bias_decay)
         self.input_shape = tuple(builder.input_shape)
         self.num_classes = builder.num_classes
         self._learner = None

@@ -100,17 +100,21 @@ class Trainer:
         self.train_db, self.test_db = train_db, test_db
         self._trainer = None
 
+    def learner_spec(self):
+        """The spec every learner is made from (builder.to_spec with the options)."""
+        o = self.options
+        return self.builder.to_spec(lr=o["lr"], momentum=o["momentum"], nesterov=o["nesterov"],
+                                    weight_decay=o["weight_decay"], bias_decay=o["bias_decay"],
+                                    seed=o["seed"], threads=o["threads_per_learner"],
+                                    device=spec_device(o["devices"]),
+                                    label_smoothing=o["label_smoothing"])
+
     def _native_trainer(self):
         if self._trainer is None:
-            o = self.options
             C = _native.load()
-            spec = self.builder.to_spec(lr=o["lr"], momentum=o["momentum"],
-                                        weight_decay=o["weight_decay"], seed=o["seed"],
-                                        threads=o["threads_per_learner"],
-                                        device=spec_device(o["devices"]),
-                                        label_smoothing=o["label_smoothing"])
             train, test = self._sources(C)
-            self._trainer = C.Trainer(json.dumps(spec), _json(o), train, test)
+            self._trainer = C.Trainer(json.dumps(self.learner_spec()), _json(self.options),
+                                      train, test)
         return self._trainer
 
     def _sources(self, C):

@@ -130,6 +130,27 @@ def test_seed_makes_initialisation_reproducible():
     assert not np.array_equal(tiny(seed=5).get_param("conv1_w"), tiny(seed=6).get_param("conv1_w"))
 
 
+def test_no_bias_decay_exempts_exactly_the_one_dimensional_parameters():
+    """One step (lr 1, no momentum, weight decay 0.5) from the same start: parameters of more
+    than one dimension move the same with and without bias decay; each 1-D one (batch-norm
+    scale and shift, FC bias) keeps the decay term, 0.5 p, that bias decay takes off."""
+    x, y = batch()
+    after = {}
+    for bias_decay in (True, False):
+        model = tiny(lr=1.0, momentum=0.0, weight_decay=0.5, bias_decay=bias_decay)
+        before = {n: model.get_param(n).copy() for n in model.param_names()}
+        model.step(x, y)
+        after[bias_decay] = {n: model.get_param(n) for n in before}
+    one_d = [n for n, p in before.items() if p.ndim == 1]
+    assert len(one_d) >= 3 and any(p.ndim > 1 for p in before.values())
+    for n, p in before.items():
+        if p.ndim > 1:
+            np.testing.assert_array_equal(after[True][n], after[False][n], err_msg=n)
+        else:
+            np.testing.assert_allclose(after[False][n] - after[True][n], 0.5 * p, atol=1e-6,
+                                       err_msg=n)
+
+
 def test_learning_rate_zero_freezes_weights():
     model = tiny(lr=0.0, momentum=0.0)
     x, y = batch()

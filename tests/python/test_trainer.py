@@ -84,11 +84,22 @@ def test_cli_reports_bad_input_without_a_traceback(db, capsys):
 def test_cli_flags_are_the_trainer_options():
     args = cli.parser().parse_args(
         ["train", "--net", "resnet32", "--train-db", "a", "--lr-policy", "multistep",
-         "--steps", "80", "120", "--learners", "3", "--no-progress", "--resume"])
+         "--steps", "80", "120", "--learners", "3", "--no-progress", "--resume", "--nesterov",
+         "--no-bias-decay"])
     options = trainer.options_from(args)
     assert set(options) == set(trainer.OPTIONS)
     assert options["lr_policy"] == "multistep" and options["steps"] == [80.0, 120.0]
     assert options["learners"] == "3" and options["progress"] is False and options["resume"]
+    assert options["nesterov"] is True and options["bias_decay"] is False
+
+
+def test_solver_options_reach_the_learner_spec(db):
+    solver = trainer.Trainer("lenet", db, epochs=1, nesterov=True, bias_decay=False,
+                             weight_decay=5e-4).learner_spec()["solver"]
+    assert solver["nesterov"] is True and solver["bias_decay"] is False
+    assert solver["weight_decay"] == 5e-4
+    default = trainer.Trainer("lenet", db, epochs=1).learner_spec()["solver"]
+    assert default["nesterov"] is False and default["bias_decay"] is True
 
 
 def _write_metrics(path, learners, accuracy):
