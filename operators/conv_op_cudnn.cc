@@ -157,82 +157,31 @@ Choice CachedChoice(const ChoiceKey& key, const std::function<Choice()>& choose)
   return it->second;
 }
 
-// The ranking of a direction by `rank`, the pick, and its workspace by `workspace_of`; each a
-// cuDNN call with the descriptors bound.
-template <typename Perf>
-Choice Choose(CUDAContext* context, const ConvParams& p, const Shape& x, const Shape& w,
-              const OperatorBase& op, const char* direction, int count,
-              const std::function<cudnnStatus_t(Perf*, int, int*)>& rank,
-              const std::function<cudnnStatus_t(const Perf&, size_t*)>& workspace_of) {
+// The algorithm of one direction: cuDNN's ranking (`rank`, a cudnnGet*Algorithm_v7), the pick
+// and the workspace it needs (`size_of`, the matching cudnnGet*WorkspaceSize), on the
+// direction's descriptors a, b, c in cuDNN's order; `*workspace` grows to cover it.
+template <typename Algo, typename Perf, typename A, typename B, typename C>
+Algo Choose(CUDAContext* context, const ConvParams& p, const Shape& x, const Shape& w,
+            const OperatorBase& op, const char* direction, int count,
+            cudnnStatus_t (*rank)(cudnnHandle_t, A, B, cudnnConvolutionDescriptor_t, C, int, int*,
+                                  Perf*),
+            cudnnStatus_t (*size_of)(cudnnHandle_t, A, B, cudnnConvolutionDescriptor_t, C, Algo,
+                                     size_t*),
+            A a, B b, cudnnConvolutionDescriptor_t conv, C c, size_t* workspace) {
   const ChoiceKey key{direction, context->gpu(), context->precision(), x,      w,
                       p.stride,  p.pad,          p.dilation,           p.group};
-  return CachedChoice(key, [&] {
+  const Choice choice = CachedChoice(key, [&] {
+    const cudnnHandle_t h = context->cudnn();
     std::vector<Perf> ranked(count);
     int returned = 0;
-    CUDNN_CHECK(rank(ranked.data(), count, &returned), cudnn::Describe(op));
+    CUDNN_CHECK(rank(h, a, b, conv, c, count, &returned, ranked.data()), cudnn::Describe(op));
     const Perf best = PickAlgorithm(ranked, returned, op, context->precision(), direction);
     size_t bytes = 0;
-    CUDNN_CHECK(workspace_of(best, &bytes), cudnn::Describe(op));
+    CUDNN_CHECK(size_of(h, a, b, conv, c, best.algo, &bytes), cudnn::Describe(op));
     return Choice{static_cast<int>(best.algo), std::max(bytes, best.memory)};
   });
-}
-
-cudnnConvolutionFwdAlgo_t ChooseForward(CUDAContext* context, const ConvDescriptors& d,
-                                        const ConvParams& p, const Shape& x, const Shape& w,
-                                        const OperatorBase& op, size_t* workspace) {
-  using Perf = cudnnConvolutionFwdAlgoPerf_t;
-  const cudnnHandle_t h = context->cudnn();
-  const Choice c = Choose<Perf>(
-      context, p, x, w, op, "forward", CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-      [&](Perf* ranked, int n, int* returned) {
-        return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, n, returned,
-                                                      ranked);
-      },
-      [&](const Perf& best, size_t* bytes) {
-        return cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y, best.algo, bytes);
-      });
-  *workspace = std::max(*workspace, c.workspace);
-  return static_cast<cudnnConvolutionFwdAlgo_t>(c.algo);
-}
-
-cudnnConvolutionBwdDataAlgo_t ChooseBackwardData(CUDAContext* context, const ConvDescriptors& d,
-                                                 const ConvParams& p, const Shape& x,
-                                                 const Shape& w, const OperatorBase& op,
-                                                 size_t* workspace) {
-  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
-  const cudnnHandle_t h = context->cudnn();
-  const Choice c = Choose<Perf>(
-      context, p, x, w, op, "backward-data", CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-      [&](Perf* ranked, int n, int* returned) {
-        return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x, n, returned,
-                                                           ranked);
-      },
-      [&](const Perf& best, size_t* bytes) {
-        return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w, d.y, d.conv, d.x, best.algo,
-                                                            bytes);
-      });
-  *workspace = std::max(*workspace, c.workspace);
-  return static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo);
-}
-
-cudnnConvolutionBwdFilterAlgo_t ChooseBackwardFilter(CUDAContext* context, const ConvDescriptors& d,
-                                                     const ConvParams& p, const Shape& x,
-                                                     const Shape& w, const OperatorBase& op,
-                                                     size_t* workspace) {
-  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
-  const cudnnHandle_t h = context->cudnn();
-  const Choice c = Choose<Perf>(
-      context, p, x, w, op, "backward-filter", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-      [&](Perf* ranked, int n, int* returned) {
-        return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, n, returned,
-                                                             ranked);
-      },
-      [&](const Perf& best, size_t* bytes) {
-        return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.conv, d.w, best.algo,
-                                                              bytes);
-      });
-  *workspace = std::max(*workspace, c.workspace);
-  return static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo);
+  *workspace = std::max(*workspace, choice.workspace);
+  return static_cast<Algo>(choice.algo);
 }
 
 // Y = conv(X, W) + b.
@@ -289,7 +238,9 @@ class ConvCudnnOp final : public Operator<CUDAContext> {
     const Precision precision = context_->precision();
     d_.Set(*this, params_, x, w, y_shape_, precision);
     workspace_bytes_ = 0;
-    algo_ = ChooseForward(context_, d_, params_, x, w, *this, &workspace_bytes_);
+    algo_ = Choose(context_, params_, x, w, *this, "forward", CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                   cudnnGetConvolutionForwardAlgorithm_v7, cudnnGetConvolutionForwardWorkspaceSize,
+                   d_.x.get(), d_.w.get(), d_.conv.get(), d_.y.get(), &workspace_bytes_);
     plan_ = ScratchPlan(workspace_bytes_);
     half_ = HalfTypeOf(precision);
     if (half_) {
@@ -398,10 +349,19 @@ class ConvGradientCudnnOp final : public Operator<CUDAContext> {
     const Precision precision = context_->precision();
     d_.Set(*this, params_, x, w, y_shape_, precision);
     workspace_bytes_ = 0;
-    if (HasOutput(0))
-      filter_algo_ = ChooseBackwardFilter(context_, d_, params_, x, w, *this, &workspace_bytes_);
-    if (HasOutput(2))
-      data_algo_ = ChooseBackwardData(context_, d_, params_, x, w, *this, &workspace_bytes_);
+    if (HasOutput(0)) {
+      filter_algo_ = Choose(context_, params_, x, w, *this, "backward-filter",
+                            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                            cudnnGetConvolutionBackwardFilterAlgorithm_v7,
+                            cudnnGetConvolutionBackwardFilterWorkspaceSize, d_.x.get(), d_.y.get(),
+                            d_.conv.get(), d_.w.get(), &workspace_bytes_);
+    }
+    if (HasOutput(2)) {
+      data_algo_ = Choose(
+          context_, params_, x, w, *this, "backward-data", CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+          cudnnGetConvolutionBackwardDataAlgorithm_v7, cudnnGetConvolutionBackwardDataWorkspaceSize,
+          d_.w.get(), d_.y.get(), d_.conv.get(), d_.x.get(), &workspace_bytes_);
+    }
     plan_ = ScratchPlan(workspace_bytes_);
     half_ = HalfTypeOf(precision);
     if (half_) {

@@ -155,7 +155,7 @@ def test_build_returns_a_model_without_touching_cpp(no_C):
     model = nets.build("resnet20", lr=0.05, weight_decay=1e-4, threads=2)
     assert isinstance(model, crossbow.Model)
     assert model.spec["solver"] == {"lr": 0.05, "momentum": 0.9, "weight_decay": 1e-4,
-                                    "nesterov": False}
+                                    "nesterov": False, "bias_decay": True}
     assert model.spec["threads"] == 2 and model.num_params() == 269_722
     with pytest.raises(ImportError, match="scripts/setup.sh"):
         model.learner
