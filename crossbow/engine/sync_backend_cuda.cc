@@ -85,6 +85,7 @@ class CUDASyncBackend final : public SyncBackend {
   }
   bool AllFinite(ContextBase* learner, SegmentTable& blobs) override {
     CUDAContext& context = cuda::CudaContextOf(learner);
+    context.BindThread();
     const cudaStream_t stream = context.stream();
     // The learner's scratch, ordered by its stream after the work that used it: no allocation
     // per iteration, which on a full GPU would stop a learner that had everything it needed.
