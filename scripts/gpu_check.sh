@@ -3,18 +3,21 @@
 #   1. the GPU (nvidia-smi);
 #   2. operator parity: every operator on CUDA against its CPU kernel, forward and backward, on
 #      random inputs, TF32 off (crossbow_cuda_tests --gtest_filter=PARITY_FILTER);
-#   3. the other GPU tests (the rest of crossbow_cuda_tests);
+#   3. the other GPU tests (the rest of crossbow_cuda_tests), each in a process of its own, so
+#      that a crash costs one test and hides none of the others;
 #   4. PyTorch's ResNet-32 training images/s at batch 16, 32, 64 and 512 (bench_torch_gpu.py);
 #   5. Crossbow's ResNet-32 training images/s at batch 16, 32 and 64 with 1, 2, 4 and 8 learners
 #      and with --learners auto, on cuda:0 (crossbow_bench);
-#   6. the same with 1 learner in each of --precisions (bf16 fp16), and PyTorch under autocast
-#      in each, one round at each of --batches (columns 1_bf16, PyTorch bf16, ...), last, so
-#      that a spent budget skips them first;
+#   6. the same with --half-learners (1 8) in each of --precisions (bf16 fp16), and PyTorch
+#      under autocast in each, one round at each of --batches (columns 1_bf16, 8_bf16, PyTorch
+#      bf16, ...), last, so that a spent budget skips them first;
 # each throughput point, on both sides, in --rounds rounds (3; round after round over all the
 # points, so that a spent budget costs every point a round, not some points all of theirs),
 # reported as the median of its rounds. A parity step in which no case ran fails the check.
 # then a short table, last, and every result in OUT/gpu_check.json (OUT: --out, else $OUT, else
-# ./gpu_check_results). Every step has a timeout, and the steps share a budget (--budget).
+# ./gpu_check_results); --pack FILE also packs the whole of OUT (logs, each point's JSON) into
+# FILE.tar.gz, for a machine that hands back a few files only. Every step has a timeout, and the
+# steps share a budget (--budget).
 #
 #   scripts/gpu_check.sh --bundle build-gpu/bundle.tar.xz   (made by scripts/bundle_gpu.sh)
 #   scripts/gpu_check.sh --build build                      (a CUDA build on this machine)
@@ -25,15 +28,17 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 start=$SECONDS
-bundle="" build="" out="${OUT:-$PWD/gpu_check_results}"
+bundle="" build="" out="${OUT:-$PWD/gpu_check_results}" pack=""
 seconds=3 budget=450 rounds=3 python=${PYTHON:-python3}
 batches="16 32 64" learners="1 2 4 8 auto" torch_batches="16 32 64 512" precisions="bf16 fp16"
+half_learners="1 8"
 parity_filter='*Parity*'
 usage() {
   echo "usage: $0 (--bundle DIR|FILE.tar.xz | --build DIR) [--out DIR] [--seconds $seconds]" \
     "[--budget $budget] [--rounds $rounds] [--batches '$batches'] [--learners '$learners']" \
     "[--torch-batches '$torch_batches'] [--precisions '$precisions']" \
-    "[--parity-filter '$parity_filter'] [--python python3]" >&2
+    "[--half-learners '$half_learners'] [--parity-filter '$parity_filter'] [--python python3]" \
+    "[--pack FILE.tar.gz]" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
@@ -49,6 +54,8 @@ while [ $# -gt 0 ]; do
     --learners) learners=$2 ;;
     --torch-batches) torch_batches=$2 ;;
     --precisions) precisions=$2 ;;
+    --half-learners) half_learners=$2 ;;
+    --pack) pack=$(realpath -m "$2") ;;
     --parity-filter) parity_filter=$2 ;;
     --python) python=$2 ;;
     *) usage ;;
@@ -58,16 +65,19 @@ done
 if [ -z "$bundle$build" ] || { [ -n "$bundle" ] && [ -n "$build" ]; }; then usage; fi
 mkdir -p "$out/logs" "$out/bench"
 out=$(cd "$out" && pwd)
-(cd "$out" && rm -f steps.jsonl bench/*.json gpu_check.json parity.json gpu_tests.json torch.json \
+(cd "$out" && rm -rf steps.jsonl bench/*.json gpu_check.json parity.json gpu_tests torch.json \
   torch_half.json)
 log() { echo "gpu_check [$((SECONDS - start)) s]: $*" >&2; }
 record() {  # STEP STATUS [RC SECONDS]: one line of OUT/steps.jsonl
   printf '{"step": "%s", "status": "%s", "rc": %s, "seconds": %s}\n' "$1" "$2" "${3:-null}" \
     "${4:-0}" >>"$out/steps.jsonl"
 }
-report() {  # the table and OUT/gpu_check.json; exits with the check's code
+report() {  # the table and OUT/gpu_check.json (and OUT packed, with --pack); exits with the code
   local rc=0
   "$python" "$root/scripts/gpu_check_report.py" "$out" || rc=$?
+  if [ -n "$pack" ]; then
+    tar -czf "$pack" -C "$(dirname "$out")" "$(basename "$out")" || log "cannot pack $out into $pack"
+  fi
   exit $rc
 }
 
@@ -152,8 +162,16 @@ record gpu ok
 
 run_step parity 180 "$out/logs/parity.out" env NVIDIA_TF32_OVERRIDE=0 "${tests[@]}" \
   --gtest_filter="$parity_filter" --gtest_output="json:$out/parity.json"
-run_step gpu_tests 150 "$out/logs/gpu_tests.out" env NVIDIA_TF32_OVERRIDE=0 "${tests[@]}" \
-  --gtest_filter="-$parity_filter" --gtest_output="json:$out/gpu_tests.json"
+# One process per test (the first GPU run's segmentation fault in the second test hid all the
+# others): steps gpu_test_NAME, GoogleTest's JSON in OUT/gpu_tests/NAME.json ('/' as '_').
+mkdir -p "$out/gpu_tests"
+"${tests[@]}" --gtest_list_tests --gtest_filter="-$parity_filter" 2>/dev/null |
+  awk '/^[^ ]/ {suite = $1} /^  / {print suite $1}' >"$out/logs/gpu_tests.list" || true
+while read -r test; do
+  name=${test//\//_}
+  run_step "gpu_test_$name" 60 "$out/logs/gpu_test_$name.out" env NVIDIA_TF32_OVERRIDE=0 \
+    "${tests[@]}" --gtest_filter="$test" --gtest_output="json:$out/gpu_tests/$name.json" </dev/null
+done <"$out/logs/gpu_tests.list"
 bench_point() {  # STEP CAP FLAGS...: one crossbow_bench point on cuda:0, into OUT/bench/
   local step=$1 cap=$2
   shift 2
@@ -179,8 +197,10 @@ for r in $(seq 1 "$rounds"); do
   done
 done
 for p in $precisions; do
-  for b in $batches; do
-    bench_point "bench_b${b}_l1_$p" 60 --batch_size "$b" --learners 1 --precision "$p"
+  for k in $half_learners; do
+    for b in $batches; do
+      bench_point "bench_b${b}_l${k}_$p" 60 --batch_size "$b" --learners "$k" --precision "$p"
+    done
   done
 done
 # shellcheck disable=SC2086

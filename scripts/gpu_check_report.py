@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The summary of a scripts/gpu_check.sh run: reads its folder (steps.jsonl, gpu.csv,
-parity.json and gpu_tests.json from GoogleTest, torch.json and torch_half.json,
+parity.json and gpu_tests/NAME.json from GoogleTest, torch.json and torch_half.json,
 bench/b{batch}_l{learners}.json, logs/), writes gpu_check.json there, prints a short table
 last and exits with the check's code (0 passed, 1 tests failed, 2 incomplete programs, 3 no
 GPU, 4 a benchmark failed; 5 this report failed). Stdlib only.
@@ -31,29 +31,64 @@ def log_tail(out, step, chars=400):
         return ""
 
 
-def gtest(out, step, steps, need_tests):
-    """GoogleTest's JSON as counts and names; passed if it ran, exited 0, failed none (and ran
-    at least one test that was not skipped, where `need_tests`: a parity run whose every case
-    skipped, as on a machine where the GPU is unusable, checked nothing)."""
-    data, status = load(os.path.join(out, f"{step}.json")), steps.get(step, {})
-    result = {"status": status.get("status", "not run"), "tests": 0, "failed": [], "skipped": []}
-    if data:
-        for suite in data.get("testsuites", []):
-            for t in suite.get("testsuite", []):
-                name = f"{suite['name']}.{t['name']}"
-                if t.get("failures"):
-                    result["failed"].append(name)
-                elif t.get("result") == "SKIPPED":
-                    result["skipped"].append(name)
-        result["tests"] = data.get("tests", 0)
-    elif step in steps:
-        result["log"] = log_tail(out, step)
+def add_gtest(result, data):
+    """Adds one GoogleTest JSON document's counts and failed and skipped names to `result`."""
+    for suite in data.get("testsuites", []):
+        for t in suite.get("testsuite", []):
+            name = f"{suite['name']}.{t['name']}"
+            if t.get("failures"):
+                result["failed"].append(name)
+            elif t.get("result") == "SKIPPED":
+                result["skipped"].append(name)
+    result["tests"] += data.get("tests", 0)
+
+
+def finish_gtest(result, need_tests):
+    """Passed if it ran, exited 0, failed none (and ran at least one test that was not skipped,
+    where `need_tests`: a parity run whose every case skipped, as on a machine where the GPU is
+    unusable, checked nothing)."""
     result["ran"] = result["tests"] - len(result["skipped"])
     result["passed"] = (result["status"] == "ok" and not result["failed"]
                         and (result["ran"] > 0 or not need_tests))
     if need_tests and result["status"] == "ok" and result["ran"] <= 0:
         result["why"] = "no case ran (every one skipped, or none selected)"
     return result
+
+
+def gtest(out, step, steps, need_tests):
+    """One GoogleTest run (step STEP, its JSON in STEP.json) as counts and names."""
+    data, status = load(os.path.join(out, f"{step}.json")), steps.get(step, {})
+    result = {"status": status.get("status", "not run"), "tests": 0, "failed": [], "skipped": []}
+    if data:
+        add_gtest(result, data)
+    elif step in steps:
+        result["log"] = log_tail(out, step)
+    return finish_gtest(result, need_tests)
+
+
+def gtest_each(out, steps, prefix="gpu_test_"):
+    """The tests run one per process (steps PREFIX + NAME, their JSON in gpu_tests/NAME.json)
+    as one run: a test whose process ended badly without saying which test failed (a crash, a
+    timeout) counts as failed, with the end of its log under "logs"; one the budget skipped is
+    listed under "not_run"."""
+    result = {"status": "not run", "tests": 0, "failed": [], "skipped": [], "not_run": [],
+              "logs": {}}
+    mine = {step[len(prefix):]: record for step, record in steps.items()
+            if step.startswith(prefix)}
+    for name, record in mine.items():
+        data = load(os.path.join(out, "gpu_tests", f"{name}.json"))
+        failed_before = len(result["failed"])
+        if data:
+            add_gtest(result, data)
+        if record["status"] == "skipped":
+            result["not_run"].append(name)
+        elif record["status"] != "ok" and len(result["failed"]) == failed_before:
+            result["failed"].append(name)
+            result["logs"][name] = log_tail(out, prefix + name)
+    if mine:
+        statuses = {record["status"] for record in mine.values()}
+        result["status"] = "ok" if statuses == {"ok"} else "failed"
+    return finish_gtest(result, False)
 
 
 def median(values):
@@ -143,7 +178,9 @@ def table(summary):
         lines.append(f"{name}: {'passed' if t['passed'] else 'FAILED'} ({t['status']}, "
                      f"{t['tests']} tests, {len(t['failed'])} failed, {len(t['skipped'])} "
                      "skipped)" + (f"; failed: {', '.join(t['failed'][:5])}" if t["failed"]
-                                   else "") + (f"; {t['why']}" if t.get("why") else ""))
+                                   else "") + (f"; {t['why']}" if t.get("why") else "")
+                     + (f"; {len(t['not_run'])} not run (the budget was spent)"
+                        if t.get("not_run") else ""))
     runs, torch = summary["crossbow"], summary["torch"]
     if runs or torch:
         cols = sorted({r["learners"] for r in runs},
@@ -200,7 +237,7 @@ def main(out):
                 steps[s["step"]] = s
     except OSError:
         pass
-    parity, tests = gtest(out, "parity", steps, True), gtest(out, "gpu_tests", steps, False)
+    parity, tests = gtest(out, "parity", steps, True), gtest_each(out, steps)
     torch_doc = load(os.path.join(out, "torch.json")) or {}
     torch = torch_doc.get("results", [])
     # PyTorch under autocast (the torch_half step), where it ran

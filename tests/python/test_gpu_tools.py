@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 
 import pytest
 
@@ -109,12 +110,14 @@ def gpu_check(tmp_path, *args, env=None):
 @needs_cuda_tests
 @no_gpu
 def test_gpu_check_without_a_gpu_checks_the_build_and_exits_3(tmp_path):
-    rc, text = gpu_check(tmp_path, "--build", BUILD)
+    rc, text = gpu_check(tmp_path, "--build", BUILD, "--pack", str(tmp_path / "all.tar.gz"))
     assert rc == 3, text
     assert "no GPU present" in text and "the programs are complete and start" in text
     summary = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
     assert summary["exit_code"] == 3 and summary["crossbow"] == []
     assert json.loads((tmp_path / "out" / "resnet32.json").read_text())["device"] == "cuda:0"
+    with tarfile.open(tmp_path / "all.tar.gz") as packed:  # everything, for the device tool
+        assert {"out/gpu_check.json", "out/logs/test_list.txt"} <= set(packed.getnames())
 
 
 def test_gpu_check_refuses_an_incomplete_bundle(tmp_path):
@@ -159,7 +162,7 @@ def test_bundle_launcher_finds_cuda_libraries(tmp_path):
 def write_check_results(out, auto32=1500.0, parity_failures=()):
     """A gpu_check.sh folder as a run on a GPU leaves it."""
     (out / "bench").mkdir(parents=True)
-    steps = ["programs", "gpu", "parity", "gpu_tests", "torch"] + [
+    steps = ["programs", "gpu", "parity", "gpu_test_DeviceCuda.RoundTrip", "torch"] + [
         f"bench_b32_l{k}_r{r}" for r in (1, 2, 3) for k in ("1", "8", "auto")]
     (out / "steps.jsonl").write_text("".join(
         json.dumps({"step": s, "status": "ok", "rc": 0, "seconds": 1}) + "\n" for s in steps))
@@ -173,7 +176,9 @@ def write_check_results(out, auto32=1500.0, parity_failures=()):
 
     (out / "parity.json").write_text(json.dumps(gtest("OpParityCuda", ["Conv", "Relu"],
                                                       parity_failures)))
-    (out / "gpu_tests.json").write_text(json.dumps(gtest("DeviceCuda", ["RoundTrip"], ())))
+    (out / "gpu_tests").mkdir()
+    (out / "gpu_tests" / "DeviceCuda.RoundTrip.json").write_text(
+        json.dumps(gtest("DeviceCuda", ["RoundTrip"], ())))
     (out / "torch.json").write_text(json.dumps({"meta": {"torch": "2.9"}, "results": [
         {"batch_size": b, "images_per_s": r} for b, r in ((32, 400.0), (512, 2000.0))]}))
     for k, rate in (("1", 300.0), ("8", 1400.0), ("auto", auto32)):
@@ -239,6 +244,25 @@ def test_report_fails_on_a_parity_failure_and_a_benchmark_error(tmp_path):
     rc, text, summary = report(tmp_path / "c")
     assert rc == 4 and "error: skipped: the time budget was spent" in text
     assert summary["crossbow"][-1]["batch_size"] == 64
+
+
+def test_report_counts_a_test_whose_process_died_as_failed_and_the_others_as_run(tmp_path):
+    write_check_results(tmp_path)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "gpu_test_DeviceCuda.Copy.log").write_text("Segmentation fault\n")
+    with open(tmp_path / "steps.jsonl", "a") as f:
+        for name, status in (("DeviceCuda.Copy", "failed"), ("EngineCuda.Sma", "ok"),
+                             ("EngineCuda.Late", "skipped")):
+            f.write(json.dumps({"step": f"gpu_test_{name}", "status": status}) + "\n")
+    (tmp_path / "gpu_tests" / "EngineCuda.Sma.json").write_text(json.dumps(
+        {"tests": 1, "testsuites": [{"name": "EngineCuda", "testsuite": [{"name": "Sma"}]}]}))
+    rc, text, summary = report(tmp_path)
+    tests = summary["gpu_tests"]
+    assert rc == 1 and not tests["passed"] and tests["tests"] == 2
+    assert tests["failed"] == ["DeviceCuda.Copy"] and tests["not_run"] == ["EngineCuda.Late"]
+    assert "Segmentation fault" in tests["logs"]["DeviceCuda.Copy"]
+    assert ("gpu_tests: FAILED (failed, 2 tests, 1 failed, 0 skipped); failed: DeviceCuda.Copy; "
+            "1 not run (the budget was spent)") in text
 
 
 def test_report_takes_the_median_round_and_fails_a_parity_run_that_ran_nothing(tmp_path):
