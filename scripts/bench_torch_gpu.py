@@ -2,17 +2,22 @@
 """PyTorch's training throughput of the CIFAR ResNet-32 on one GPU at several batch sizes: the
 peer of crossbow_bench in scripts/gpu_check.sh. Needs torch only.
 
-The peer runs with PyTorch's defaults, said in its output: eager mode, float32, TF32 as torch
-sets it (cuDNN convolutions may use TF32 unless --tf32 off), cudnn.benchmark on; synthetic data
-already on the device; SGD with momentum 0.9 and weight decay 1e-4. --precisions adds bf16 and
-fp16: the forward pass and loss under torch.autocast of that type, fp16 with a GradScaler
-(PyTorch's mixed-precision recipe), each a result of its own with its "precision". Each batch
-size: warm-up iterations, then as many as fit in --seconds, timed to the GPU's completion;
---rounds rounds over all the batch sizes (3), and each batch size's images/s is the median of
-its rounds, as gpu_check.sh reports Crossbow's. Prints one JSON line per batch size and
-precision and writes {"meta", "results"} to --output.
+The peer runs with PyTorch's defaults, said in its output: float32, TF32 as torch sets it
+(cuDNN convolutions may use TF32 unless --tf32 off), cudnn.benchmark on; synthetic data already
+on the device; SGD with momentum 0.9 and weight decay 1e-4. --modes says how the fp32 step runs,
+each a result of its own with its "mode": eager; channels_last (model and batch in NHWC);
+compile (torch.compile's default mode; the first step, which compiles, is timed apart as
+"compile_s"); graph (the whole step, forward, backward and SGD, captured once as a CUDA graph and
+replayed: PyTorch's recipe for small batches, whose eager steps are bound by launching kernels;
+GPUs only). --precisions adds bf16 and fp16 in eager mode: the forward pass and loss under
+torch.autocast of that type, fp16 with a GradScaler (PyTorch's mixed-precision recipe), each a
+result with its "precision". Each point: warm-up iterations, then as many as fit in --seconds,
+timed to the GPU's completion; --rounds rounds over all the points (3), and each point's
+images/s is the median of its rounds, as gpu_check.sh reports Crossbow's. Prints one JSON line
+per point and writes {"meta", "results"} to --output.
 
     python3 scripts/bench_torch_gpu.py [--batches 16 32 64 512] [--seconds 3] [--rounds 3]
+                                       [--modes eager channels_last compile graph]
                                        [--precisions fp32 bf16 fp16] [--output FILE]
 """
 import argparse
@@ -23,25 +28,50 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+MODES = ("eager", "channels_last", "compile", "graph")
 
-def measure(batch, args, device, precision="fp32"):
+
+def graphed(step, zero_grad, torch):
+    """`step` captured as one CUDA graph (PyTorch's whole-network capture: warm-up on a side
+    stream, gradients left to the graph's own memory); returns the graph's replay."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            zero_grad()
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    zero_grad()
+    with torch.cuda.graph(graph):
+        step()
+    return graph.replay
+
+
+def measure(batch, args, device, precision="fp32", mode="eager"):
     import torch
     import torch.nn.functional as F
     from torch_resnet import cifar_resnet
 
-    torch.manual_seed(0)
-    model = cifar_resnet(args.depth).to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
-    x = torch.randn(batch, 3, 32, 32, device=device)
-    y = torch.randint(0, 10, (batch,), device=device)
     cuda = device.type == "cuda"
+    if mode == "graph" and not cuda:
+        raise ValueError("mode graph needs a GPU (CUDA graphs)")
+    torch.manual_seed(0)
+    memory_format = torch.channels_last if mode == "channels_last" else torch.contiguous_format
+    model = cifar_resnet(args.depth).to(device, memory_format=memory_format)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
+    x = torch.randn(batch, 3, 32, 32, device=device).to(memory_format=memory_format)
+    y = torch.randint(0, 10, (batch,), device=device)
+    forward = torch.compile(model) if mode == "compile" else model
     half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
     scaler = torch.amp.GradScaler(device.type) if precision == "fp16" else None
 
-    def step():
+    def zero_grad():
         opt.zero_grad(set_to_none=True)
+
+    def update():
         with torch.autocast(device.type, dtype=half, enabled=half is not None):
-            loss = F.cross_entropy(model(x), y)
+            loss = F.cross_entropy(forward(x), y)
         if scaler is None:
             loss.backward()
             opt.step()
@@ -50,6 +80,17 @@ def measure(batch, args, device, precision="fp32"):
             scaler.step(opt)
             scaler.update()
 
+    def step():
+        zero_grad()
+        update()
+
+    first = time.perf_counter()
+    step()  # compiles, in mode compile
+    if cuda:
+        torch.cuda.synchronize(device)
+    compile_s = time.perf_counter() - first
+    if mode == "graph":
+        step = graphed(update, zero_grad, torch)
     for _ in range(args.warmup):
         step()
     if cuda:
@@ -63,8 +104,9 @@ def measure(batch, args, device, precision="fp32"):
         torch.cuda.synchronize(device)  # the host ran ahead: the time ends when the GPU is done
     seconds = time.perf_counter() - start
     return {"bench": "torch", "net": f"resnet{args.depth}", "batch_size": batch,
-            "precision": precision, "images_per_s": iterations * batch / seconds,
+            "precision": precision, "mode": mode, "images_per_s": iterations * batch / seconds,
             "iterations": iterations, "seconds": seconds,
+            **({"compile_s": compile_s} if mode == "compile" else {}),
             "max_memory_bytes": torch.cuda.max_memory_allocated(device) if cuda else None}
 
 
@@ -84,7 +126,7 @@ def summarise(rounds):
 
 def meta(device):
     import torch
-    info = {"torch": torch.__version__, "device": str(device), "eager": True,
+    info = {"torch": torch.__version__, "device": str(device),
             "cudnn_benchmark": torch.backends.cudnn.benchmark,
             "tf32_matmul": getattr(torch.backends.cuda.matmul, "allow_tf32", None),
             "tf32_cudnn": getattr(torch.backends.cudnn, "allow_tf32", None)}
@@ -104,8 +146,10 @@ def main():
     p.add_argument("--device", default="cuda", help="cuda, cuda:N (or cpu, to try the script)")
     p.add_argument("--tf32", choices=["default", "off"], default="default",
                    help="off: no TF32 in matmuls and convolutions")
+    p.add_argument("--modes", nargs="+", choices=MODES, default=["eager"],
+                   help="how the fp32 step runs (each a result): " + ", ".join(MODES))
     p.add_argument("--precisions", nargs="+", choices=["fp32", "bf16", "fp16"], default=["fp32"],
-                   help="fp32 (PyTorch's defaults), and bf16 or fp16 under torch.autocast")
+                   help="fp32 (in each of --modes), and bf16 or fp16 under torch.autocast, eager")
     p.add_argument("--output", help="JSON file with every result")
     args = p.parse_args()
     import torch
@@ -114,19 +158,21 @@ def main():
     if args.tf32 == "off":
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
-    points = [(batch, precision) for precision in args.precisions for batch in args.batches]
+    points = [(batch, precision, mode) for precision in args.precisions
+              for mode in (args.modes if precision == "fp32" else ["eager"])
+              for batch in args.batches]
     rounds = {point: [] for point in points}
     for _ in range(args.rounds):
-        for batch, precision in points:
-            failed = {"bench": "torch", "batch_size": batch, "precision": precision}
+        for batch, precision, mode in points:
+            failed = {"bench": "torch", "batch_size": batch, "precision": precision, "mode": mode}
             if device.type == "cuda" and not torch.cuda.is_available():
                 result = dict(failed, error="torch sees no CUDA device")
             else:
                 try:
-                    result = measure(batch, args, device, precision)
+                    result = measure(batch, args, device, precision, mode)
                 except Exception as e:  # one point failing (out of memory) leaves the others
                     result = dict(failed, error=f"{type(e).__name__}: {e}")
-            rounds[batch, precision].append(result)
+            rounds[batch, precision, mode].append(result)
     results = [summarise(rounds[point]) for point in points]
     for result in results:
         print(json.dumps(result), flush=True)

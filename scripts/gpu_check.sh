@@ -5,7 +5,9 @@
 #      random inputs, TF32 off (crossbow_cuda_tests --gtest_filter=PARITY_FILTER);
 #   3. the other GPU tests (the rest of crossbow_cuda_tests), each in a process of its own, so
 #      that a crash costs one test and hides none of the others;
-#   4. PyTorch's ResNet-32 training images/s at batch 16, 32, 64 and 512 (bench_torch_gpu.py);
+#   4. PyTorch's ResNet-32 training images/s at batch 16, 32, 64 and 512 (bench_torch_gpu.py), in
+#      each of --torch-modes (eager, and graph: the whole step as one CUDA graph; compile and
+#      channels_last on request), the targets against the best;
 #   5. Crossbow's ResNet-32 training images/s at batch 16, 32 and 64 with 1, 2, 4 and 8 learners
 #      and with --learners auto, on cuda:0 (crossbow_bench);
 #   6. the same with --half-learners (1 8) in each of --precisions (bf16 fp16), and PyTorch
@@ -31,12 +33,13 @@ start=$SECONDS
 bundle="" build="" out="${OUT:-$PWD/gpu_check_results}" pack=""
 seconds=3 budget=450 rounds=3 python=${PYTHON:-python3}
 batches="16 32 64" learners="1 2 4 8 auto" torch_batches="16 32 64 512" precisions="bf16 fp16"
-half_learners="1 8"
+half_learners="1 8" torch_modes="eager graph"
 parity_filter='*Parity*'
 usage() {
   echo "usage: $0 (--bundle DIR|FILE.tar.xz | --build DIR) [--out DIR] [--seconds $seconds]" \
     "[--budget $budget] [--rounds $rounds] [--batches '$batches'] [--learners '$learners']" \
-    "[--torch-batches '$torch_batches'] [--precisions '$precisions']" \
+    "[--torch-batches '$torch_batches'] [--torch-modes '$torch_modes']" \
+    "[--precisions '$precisions']" \
     "[--half-learners '$half_learners'] [--parity-filter '$parity_filter'] [--python python3]" \
     "[--pack FILE.tar.gz]" >&2
   exit 2
@@ -53,6 +56,7 @@ while [ $# -gt 0 ]; do
     --batches) batches=$2 ;;
     --learners) learners=$2 ;;
     --torch-batches) torch_batches=$2 ;;
+    --torch-modes) torch_modes=$2 ;;
     --precisions) precisions=$2 ;;
     --half-learners) half_learners=$2 ;;
     --pack) pack=$(realpath -m "$2") ;;
@@ -185,7 +189,8 @@ torch_points() {  # STEP CAP FILE FLAGS...: bench_torch_gpu.py, its results into
     --seconds "$seconds" --output "$out/$file" "$@"
 }
 # shellcheck disable=SC2086 # the batch and precision lists are word lists
-torch_points torch 150 torch.json --batches $torch_batches --rounds "$rounds"
+torch_points torch 200 torch.json --batches $torch_batches --modes $torch_modes \
+  --rounds "$rounds"
 for r in $(seq 1 "$rounds"); do
   for b in $batches; do
     for k in $learners; do

@@ -204,9 +204,28 @@ def test_report_prints_the_table_and_the_targets(tmp_path):
     assert any(line.split() == ["32", "|", "300", "|", "1400", "|", "1500", "(6)", "|", "400"]
                for line in lines), text
     targets = summary["targets"]
-    assert targets["auto_b32_over_torch_b32"] == {"ratio": 3.75, "target": 3.0, "met": True}
+    assert targets["auto_b32_over_torch_b32"] == {"ratio": 3.75, "target": 3.0, "met": True,
+                                                  "peer_mode": "eager"}
     assert targets["auto_b32_over_torch_b512"]["met"] is False
-    assert "target auto_b32_over_torch_b512: 0.75x (>= 0.8x): NOT met" in lines
+    assert "target auto_b32_over_torch_b512: 0.75x (>= 0.8x, against PyTorch eager): NOT met" \
+        in lines
+
+
+def test_report_shows_each_pytorch_mode_and_takes_the_best_for_the_targets(tmp_path):
+    write_check_results(tmp_path)
+    torch = json.loads((tmp_path / "torch.json").read_text())
+    torch["results"] += [{"batch_size": 32, "mode": "graph", "images_per_s": 1000.0},
+                         {"batch_size": 512, "mode": "graph", "images_per_s": 1900.0}]
+    (tmp_path / "torch.json").write_text(json.dumps(torch))
+    rc, text, summary = report(tmp_path)
+    assert any(line.split() == ["batch", "|", "1", "|", "8", "|", "auto", "|", "PyTorch", "|",
+                                "PyTorch", "graph"] for line in text.splitlines()), text
+    assert any(line.split() == ["512", "|", "-", "|", "-", "|", "-", "|", "2000", "|", "1900"]
+               for line in text.splitlines()), text
+    b32, b512 = (summary["targets"][k] for k in ("auto_b32_over_torch_b32",
+                                                 "auto_b32_over_torch_b512"))
+    assert (b32["ratio"], b32["peer_mode"], b32["met"]) == (1.5, "graph", False)
+    assert (b512["ratio"], b512["peer_mode"]) == (0.75, "eager")
 
 
 def test_report_puts_each_precision_in_a_column_of_its_own(tmp_path):
