@@ -28,7 +28,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-MODES = ("eager", "channels_last", "compile", "graph")
+import peer  # noqa: E402  (stdlib only)
+
+# The CPU benchmarks' peer modes (scripts/torch_modes.py), and graph, which needs a GPU.
+MODES = peer.MODES + ("graph",)
 
 
 def graphed(step, zero_grad, torch):
@@ -51,18 +54,18 @@ def graphed(step, zero_grad, torch):
 def measure(batch, args, device, precision="fp32", mode="eager"):
     import torch
     import torch.nn.functional as F
+    from torch_modes import prepare, timed
     from torch_resnet import cifar_resnet
 
     cuda = device.type == "cuda"
     if mode == "graph" and not cuda:
         raise ValueError("mode graph needs a GPU (CUDA graphs)")
     torch.manual_seed(0)
-    memory_format = torch.channels_last if mode == "channels_last" else torch.contiguous_format
-    model = cifar_resnet(args.depth).to(device, memory_format=memory_format)
+    model = cifar_resnet(args.depth).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
-    x = torch.randn(batch, 3, 32, 32, device=device).to(memory_format=memory_format)
+    forward, layout = prepare(model, "eager" if mode == "graph" else mode)
+    x = layout(torch.randn(batch, 3, 32, 32, device=device))
     y = torch.randint(0, 10, (batch,), device=device)
-    forward = torch.compile(model) if mode == "compile" else model
     half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
     scaler = torch.amp.GradScaler(device.type) if precision == "fp16" else None
 
@@ -84,11 +87,12 @@ def measure(batch, args, device, precision="fp32", mode="eager"):
         zero_grad()
         update()
 
-    first = time.perf_counter()
-    step()  # compiles, in mode compile
-    if cuda:
-        torch.cuda.synchronize(device)
-    compile_s = time.perf_counter() - first
+    def synchronised_step():
+        step()
+        if cuda:
+            torch.cuda.synchronize(device)
+
+    compile_s = timed(synchronised_step)  # the first step compiles, in mode compile
     if mode == "graph":
         step = graphed(update, zero_grad, torch)
     for _ in range(args.warmup):
