@@ -23,17 +23,18 @@ message(STATUS "Crossbow: FUZZ=${CROSSBOW_FUZZ}")
 
 if(CROSSBOW_FUZZ)
   set(fuzzer ${CMAKE_CURRENT_BINARY_DIR}/datum_decode_fuzzer)
+  # The fuzzer loads the build's libcrossbow_codecs.so beside it (data/image_codecs.h).
   set(fuzz_sources tests/fuzz/datum_decode_fuzzer.cc data/datum.cc data/image_decode.cc
-      data/transforms.cc)
+      data/image_codecs.cc data/transforms.cc)
   get_target_property(opencv_includes opencv_core INTERFACE_INCLUDE_DIRECTORIES)
   add_custom_command(
     OUTPUT ${fuzzer}
     COMMAND ${CROSSBOW_CLANGXX} -std=c++17 -g -O1 -fsanitize=fuzzer,address
             -I${CMAKE_CURRENT_SOURCE_DIR} -I${opencv_includes} ${fuzz_sources}
             $<TARGET_FILE:crossbow>
-            $<TARGET_FILE:opencv_core> $<TARGET_FILE:opencv_imgcodecs>
-            $<TARGET_FILE:opencv_imgproc> -Wl,-rpath,${CMAKE_CURRENT_BINARY_DIR} -o ${fuzzer}
-    DEPENDS ${fuzz_sources} crossbow
+            $<TARGET_FILE:opencv_core> $<TARGET_FILE:opencv_imgproc> -ldl
+            -Wl,-rpath,${CMAKE_CURRENT_BINARY_DIR} -o ${fuzzer}
+    DEPENDS ${fuzz_sources} crossbow crossbow_codecs
     WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
     COMMENT "Building the libFuzzer target datum_decode_fuzzer with clang++")
   add_custom_target(datum_decode_fuzzer ALL DEPENDS ${fuzzer})

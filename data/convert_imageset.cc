@@ -5,13 +5,14 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgcodecs.hpp>  // the IMREAD_* flags
 #include <opencv2/imgproc.hpp>
 #include <random>
 #include <set>
 
 #include "crossbow/core/enforce.h"
 #include "data/convert_sink.h"
+#include "data/image_codecs.h"
 
 namespace crossbow::data {
 namespace {
@@ -67,7 +68,7 @@ bool LoaderReads(const std::string& format) {
 Decoded ReadImage(const std::string& file, const Entry& entry, const ImagesetOptions& options) {
   Decoded out;
   try {
-    cv::Mat image = cv::imread(file, options.gray ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);
+    cv::Mat image = Codecs().read(file, options.gray ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);
     if (image.empty()) return {{}, "unreadable image", "OpenCV cannot decode it"};
     const bool resize = options.resize_width > 0;
     if (resize) cv::resize(image, image, cv::Size(options.resize_width, options.resize_height));
@@ -96,7 +97,7 @@ Decoded ReadImage(const std::string& file, const Entry& entry, const ImagesetOpt
       datum.data = ReadBytes(file);
     } else {
       std::vector<uint8_t> buffer;
-      if (!cv::imencode("." + format, image, buffer)) return {{}, "cannot encode", format};
+      if (!Codecs().encode("." + format, image, &buffer)) return {{}, "cannot encode", format};
       datum.data.assign(buffer.begin(), buffer.end());
     }
   } catch (const cv::Exception& e) {
@@ -110,13 +111,15 @@ std::string JoinRoot(const std::string& root, const std::string& path) {
   return root + "/" + path;
 }
 
+// Also loads the codecs here, where a failure is an error, not inside the parallel reads.
 void CheckOptions(const ImagesetOptions& options) {
+  const ImageCodecs& codecs = Codecs();
   CROSSBOW_ENFORCE_VALUE((options.resize_width > 0) == (options.resize_height > 0),
                          "resize_width and resize_height must be given together, got ",
                          options.resize_width, " and ", options.resize_height);
   CROSSBOW_ENFORCE_VALUE(
       options.encode_type.empty() || (LoaderReads(Lower(options.encode_type)) &&
-                                      cv::haveImageWriter("." + Lower(options.encode_type))),
+                                      codecs.can_write("." + Lower(options.encode_type))),
       "encode_type '", options.encode_type, "' is not an image format that OpenCV can write ",
       "and the loader reads (jpg, png, bmp, webp, pnm, tif)");
 }

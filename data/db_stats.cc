@@ -1,11 +1,12 @@
 // Per-channel pixel statistics of a DB, for normalising its inputs.
 #include <cmath>
 #include <iomanip>
-#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgcodecs.hpp>  // the IMREAD_* flags
 #include <sstream>
 
 #include "crossbow/core/enforce.h"
 #include "data/convert_sink.h"
+#include "data/image_codecs.h"
 
 namespace crossbow::data {
 namespace {
@@ -36,8 +37,8 @@ RecordSums Measure(std::string_view bytes) {
     const cv::Mat buffer(1, static_cast<int>(datum.data.size()), CV_8U, datum.data.data());
     cv::Mat image;
     try {
-      image = cv::imdecode(buffer, cv::IMREAD_ANYCOLOR);
-    } catch (const cv::Exception& e) {
+      image = Codecs().decode(buffer, cv::IMREAD_ANYCOLOR);
+    } catch (const std::exception& e) {  // cv::Exception, or crossbow::Error: no codecs
       out.why = e.what();
     }
     if (image.empty()) {
@@ -109,7 +110,10 @@ ChannelStats ComputeChannelStats(const std::string& db, bool progress) {
     bar.Advance(end - begin);
   }
   bar.Finish();
-  CROSSBOW_ENFORCE(stats.records > 0, "no readable record in ", db, " to take statistics of");
+  CROSSBOW_ENFORCE(stats.records > 0, "no readable record in ", db, " to take statistics of",
+                   stats.skipped.empty()
+                       ? std::string()
+                       : " (" + stats.skipped[0].where + ": " + stats.skipped[0].detail + ")");
   for (size_t c = 0; c < sum.size(); ++c) {
     stats.mean.push_back(sum[c] / count);
     stats.std.push_back(

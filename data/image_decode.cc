@@ -1,8 +1,11 @@
 #include "data/image_decode.h"
 
-#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgcodecs.hpp>  // the IMREAD_* flags
 #include <opencv2/imgproc.hpp>
 #include <vector>
+
+#include "crossbow/core/enforce.h"
+#include "data/image_codecs.h"
 
 namespace crossbow::data {
 namespace {
@@ -83,9 +86,11 @@ bool DecodeEncoded(const Datum& datum, int channels, bool rgb, cv::Mat* out, std
   const cv::Mat bytes(1, static_cast<int>(datum.data.size()), CV_8UC1,
                       const_cast<char*>(datum.data.data()));
   try {
-    *out = cv::imdecode(bytes, flags);
+    *out = Codecs().decode(bytes, flags);
   } catch (const cv::Exception& e) {
     return Fail(error, std::string("image does not decode: ") + e.what());
+  } catch (const Error& e) {  // no codecs
+    return Fail(error, e.what());
   }
   if (out->empty()) {
     return Fail(error, "image does not decode (" + std::to_string(datum.data.size()) +

@@ -71,6 +71,19 @@ TransformConfig PresetTransform(const std::string& name, bool train, int size) {
   return t;
 }
 
+void ApplyOverrides(const TransformOverrides& overrides, TransformConfig* t) {
+  if (!overrides.mean.empty()) t->mean = overrides.mean;
+  if (!overrides.std.empty()) t->std = overrides.std;
+  if (overrides.min_crop_area == 0) return;
+  CROSSBOW_ENFORCE_VALUE(
+      t->random_resized_crop,
+      "min_crop_area sets the random-resized crop, and this transform has none (",
+      t->preset.empty() ? std::string("random_resized_crop is off")
+                        : "preset '" + t->preset + (t->train ? "', training" : "', evaluation"),
+      ")");
+  t->min_area = overrides.min_crop_area;
+}
+
 const std::vector<std::string>& PresetNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;

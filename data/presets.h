@@ -18,4 +18,13 @@ namespace crossbow::data {
 TransformConfig PresetTransform(const std::string& name, bool train, int size);
 const std::vector<std::string>& PresetNames();
 
+// What the training options may change of any transform (--mean, --std, --min-crop-area): an
+// empty mean or std and a min_crop_area of 0 keep the transform's. A min_crop_area for a
+// transform without a random-resized crop is a ValueError.
+struct TransformOverrides {
+  std::vector<float> mean, std;
+  float min_crop_area = 0;
+};
+void ApplyOverrides(const TransformOverrides& overrides, TransformConfig* transform);
+
 }  // namespace crossbow::data

@@ -1,21 +1,32 @@
 #!/usr/bin/env bash
-# Packs the C++ side of scripts/gpu_check.sh for a GPU machine that has CUDA's libraries but
-# none of our Debian packages: crossbow_bench and crossbow_cuda_tests, libcrossbow.so, every
-# other shared library they need (by ldd) except glibc's and CUDA's, the learner specs of the
-# check, the launcher (scripts/bundle_run.sh as run) and a MANIFEST. Builds the two programs
+# Packs the C++ side of scripts/gpu_check.sh and scripts/gpu_reproduce.sh for a GPU machine that
+# has CUDA's libraries but none of our Debian packages: crossbow_bench, crossbow_cuda_tests,
+# crossbow_train and crossbow_convert, libcrossbow.so and libcrossbow_data.so (without
+# libcrossbow_codecs.so: OpenCV's imgcodecs would bring ~1 GB of libraries), every other shared
+# library they need (by ldd) except glibc's and CUDA's, the learner specs of the check, the
+# reproductions of --runs as `crossbow reproduce --export` writes them (runs/NAME/), the CIFAR-10
+# JPEG archive of the data folder with a Pillow wheel for Python 3.12 to decode it there
+# (data/), the launcher (scripts/bundle_run.sh as run) and a MANIFEST. Builds the programs
 # first (CUDA on, Release; configures the build folder if it has no cache). Writes OUT/ and
 # OUT.tar.xz, prints the size, and fails above 60 MiB (the device tool carries 64 MiB in all).
 #
-#   scripts/bundle_gpu.sh [--build build] [--out build-gpu/bundle]
+#   scripts/bundle_gpu.sh [--build build] [--out build-gpu/bundle] [--runs "RECIPE:VARIANT:EPOCHS ..."]
+#                         [--data-dir ../shared/data]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$root/build
 out=$root/build-gpu/bundle
+runs="he-resnet32:sma:164 he-resnet32:published:164 he-resnet56:sma:164 he-resnet56:published:164
+vgg16-cifar:sma:164 vgg16-cifar:published:164"
+data=${CROSSBOW_DATA:-$(dirname "$root")/shared/data}
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$(realpath -m "$2"); shift 2 ;;
     --out) out=$(realpath -m "$2"); shift 2 ;;
-    *) echo "usage: $0 [--build DIR] [--out DIR]" >&2; exit 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --data-dir) data=$2; shift 2 ;;
+    *) echo "usage: $0 [--build DIR] [--out DIR] [--runs 'RECIPE:VARIANT:EPOCHS ...']" \
+      "[--data-dir DIR]" >&2; exit 2 ;;
   esac
 done
 die() { echo "bundle_gpu: $*" >&2; exit 1; }
@@ -28,13 +39,14 @@ grep -q '^CROSSBOW_CUDA_ENABLED:INTERNAL=ON$' "$build/CMakeCache.txt" ||
   die "$build is configured without CUDA: reconfigure it with -DCROSSBOW_CUDA=ON, or --build DIR"
 grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$build/CMakeCache.txt" ||
   echo "bundle_gpu: warning: $build is not a Release build; its figures will be slow" >&2
-nice -n 10 cmake --build "$build" --target crossbow_bench crossbow_cuda_tests -j"${JOBS:-2}"
+programs=(crossbow_bench crossbow_cuda_tests crossbow_train crossbow_convert)
+nice -n 10 cmake --build "$build" --target "${programs[@]}" -j"${JOBS:-2}"
 
 rm -rf "$out" "$out.tar.xz"
-mkdir -p "$out/bin" "$out/lib/compat" "$out/specs"
-cp "$build/crossbow_bench" "$build/crossbow_cuda_tests" "$out/bin/"
-cp -L "$build/libcrossbow.so" "$out/lib/"
-strip --strip-unneeded "$out"/bin/* "$out/lib/libcrossbow.so"
+mkdir -p "$out/bin" "$out/lib/compat" "$out/specs" "$out/runs" "$out/data"
+for program in "${programs[@]}"; do cp "$build/$program" "$out/bin/"; done
+cp -L "$build/libcrossbow.so" "$build/libcrossbow_data.so" "$out/lib/"
+strip --strip-unneeded "$out"/bin/* "$out/lib/libcrossbow.so" "$out/lib/libcrossbow_data.so"
 cp "$root/scripts/bundle_run.sh" "$out/run"
 
 # name => path for every library the programs load, sorted into: glibc's (every machine has
@@ -50,18 +62,44 @@ while read -r name path; do
       needs_cuda+=("$name")
       ;;
     libstdc++* | libgcc_s* | libgomp*) cp -L "$path" "$out/lib/compat/$name" ;;
-    libcrossbow.so) ;;
+    libcrossbow.so | libcrossbow_data.so) ;;
     *)
       [ "$path" != "not" ] || die "$name is not found here (ldd); install it first"
       cp -L "$path" "$out/lib/$name"
       ;;
   esac
-done < <(ldd "$out"/bin/* "$build/libcrossbow.so" | awk '$2 == "=>" {print $1, $3}' | sort -u)
+done < <(ldd "$out"/bin/* "$build/libcrossbow.so" "$build/libcrossbow_data.so" |
+  awk '$2 == "=>" {print $1, $3}' | sort -u)
 
 PYTHONPATH=$root/python python3 -m crossbow spec --net resnet32 --num-classes 10 \
   --device cuda:0 --lr 0.05 --weight-decay 1e-4 --output "$out/specs/resnet32.json"
 PYTHONPATH=$root/python python3 -m crossbow spec --net lenet --device cuda:0 --lr 0.01 \
   --output "$out/specs/lenet.json"
+
+for run in $runs; do
+  IFS=: read -r recipe variant epochs <<<"$run"
+  [ -n "$epochs" ] || die "--runs: '$run' is not RECIPE:VARIANT:EPOCHS"
+  PYTHONPATH=$root/python python3 -m crossbow reproduce "$recipe" --variant "$variant" \
+    --epochs "$epochs" --devices cuda:0 --export "$out/runs/$recipe-$variant-${epochs}ep" \
+    >/dev/null
+done
+
+# The CIFAR-10 JPEGs and Pillow (for Python 3.12, the GPU machine's) to decode them there;
+# neither is fetched on the GPU machine, which reaches no network.
+if [ -f "$data/cifar10-jpg.tar.gz" ]; then
+  cp "$data/cifar10-jpg.tar.gz" "$out/data/"
+else
+  echo "bundle_gpu: warning: no cifar10-jpg.tar.gz in $data (--data-dir): the bundle" \
+    "cannot run scripts/gpu_reproduce.sh" >&2
+fi
+wheels=${CROSSBOW_CACHE:-$HOME/.cache/crossbow}/wheels
+ls "$wheels"/pillow-*-cp312-*manylinux*x86_64*.whl >/dev/null 2>&1 ||
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+    --platform manylinux_2_28_x86_64 -d "$wheels" pillow >&2 ||
+  echo "bundle_gpu: warning: no Pillow wheel (pip download failed): the GPU machine's" \
+    "Pillow must decode the JPEGs" >&2
+cp "$(ls "$wheels"/pillow-*-cp312-*manylinux*x86_64*.whl 2>/dev/null | tail -1)" "$out/data/" \
+  2>/dev/null || true
 
 gpu_code() {  # what GPU code a library carries, for the MANIFEST
   local size flags

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "crossbow/engine/checkpoint.h"
 #include "crossbow/engine/metrics.h"
@@ -162,6 +163,34 @@ class Trainer::Loop {
 };
 
 TrainResult Trainer::Fit() { return Loop(this).Run(); }
+
+std::string TrainResultJson(const TrainResult& r) {
+  using nlohmann::json;
+  json autotune = json::array();
+  for (const AutotuneDecision& a : r.autotune) {
+    autotune.push_back({{"learners_per_device", a.learners_per_device},
+                        {"images_per_s", a.images_per_second},
+                        {"action", a.action}});
+  }
+  return json{
+      {"stop_reason", r.stop_reason},
+      {"signal", r.signal},
+      {"iterations", r.iterations},
+      {"epochs", r.epochs},
+      {"elapsed_s", r.elapsed_s},
+      {"images_per_s", r.images_per_s},
+      {"learners_per_device", r.learners_per_device},
+      {"test_loss", r.test ? json(r.test->loss) : json()},
+      {"accuracy", r.test ? json(r.test->top1) : json()},
+      {"top5", r.test ? json(r.test->top5) : json()},
+      {"best_accuracy", r.best_top1},
+      {"time_to_accuracy_s", r.time_to_accuracy_s >= 0 ? json(r.time_to_accuracy_s) : json()},
+      {"skipped_batches", r.skipped_batches},
+      {"resumed", r.resumed},
+      {"ranks", r.ranks},
+      {"autotune", autotune}}
+      .dump();
+}
 
 TrainResult Trainer::Loop::Run() {
   StopSignalScope signals;

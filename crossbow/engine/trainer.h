@@ -58,6 +58,13 @@ struct TrainResult {
   std::vector<AutotuneDecision> autotune;  // the autotuner's decisions, when it ran
 };
 
+// The result as a JSON object with those names, but: test_loss, accuracy and top5 for `test`
+// (null before any evaluation), best_accuracy, null time_to_accuracy_s where the target was not
+// reached, autotune as [{learners_per_device, images_per_s, action}]; a number that is not
+// finite (a diverged test loss) as null. The dict that
+// Trainer.fit() returns in Python and the line crossbow_train prints.
+std::string TrainResultJson(const TrainResult& result);
+
 // The training loop, in C++: learning-rate schedule, evaluation of the average model,
 // stopping rules, checkpoints (also on SIGINT/SIGTERM) and metrics. Options are checked in
 // the constructor, before the engine compiles anything.

@@ -36,7 +36,8 @@ json ValueOf(const std::string& type, const std::string& text) {
 
 }  // namespace
 
-std::string TakeOptionFlags(int* argc, char** argv, const OptionFilter& read) {
+std::string TakeOptionFlags(int* argc, char** argv, const OptionFilter& read,
+                            std::vector<std::string>* given) {
   const std::vector<TrainerOption> table = TrainerOptionTable();
   json options = json::object();
   for (const TrainerOption& o : table) options[o.name] = json::parse(o.default_json);
@@ -54,6 +55,7 @@ std::string TakeOptionFlags(int* argc, char** argv, const OptionFilter& read) {
       argv[kept++] = argv[i];
       continue;
     }
+    if (given != nullptr) given->push_back(it->name);
     if (it->type == "bool" && equals == std::string::npos) {
       options[it->name] = !negated;
     } else if (equals != std::string::npos) {

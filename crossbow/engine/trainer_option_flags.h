@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "crossbow/engine/trainer_options.h"
 
@@ -12,9 +13,11 @@ namespace crossbow {
 // --no-name for a bool; a list as comma-separated numbers. They are taken out of argv (so
 // that gflags reads the tool's own flags after them) and returned as the JSON object that
 // ParseTrainerConfig reads: every option, at its default unless a flag set it. Only the
-// options that `read` takes are flags (a tool without a trainer has no --epochs).
+// options that `read` takes are flags (a tool without a trainer has no --epochs). `given`, when
+// not null, receives the names of the options that flags set.
 using OptionFilter = std::function<bool(const TrainerOption&)>;
-std::string TakeOptionFlags(int* argc, char** argv, const OptionFilter& read);
+std::string TakeOptionFlags(int* argc, char** argv, const OptionFilter& read,
+                            std::vector<std::string>* given = nullptr);
 
 // Lines of a usage message, one per option `read` takes: "  --batch_size IMAGES  images ...".
 std::string OptionFlagsHelp(const OptionFilter& read);

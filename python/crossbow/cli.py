@@ -60,8 +60,11 @@ def _add_spec(sub, names):
 
 def _train(args):
     from crossbow import trainer
-    result = trainer.Trainer(args.net, args.train_db, args.test_db,
-                             **trainer.options_from(args)).fit()
+    t = trainer.Trainer(args.net, args.train_db, args.test_db, **trainer.options_from(args))
+    if args.export:
+        print(t.export(args.export))
+        return 0
+    result = t.fit()
     from crossbow import world
     if world.rank() == 0:
         print(trainer.describe(result))
@@ -124,6 +127,7 @@ def _add_training(sub, names):
     train.add_argument("--net", required=True, choices=names, metavar="NET", help=", ".join(names))
     train.add_argument("--train-db", required=True, help="training LMDB")
     train.add_argument("--test-db", help="test LMDB (evaluations, target accuracy)")
+    train.add_argument("--export", metavar="FOLDER", help=trainer.EXPORT_HELP)
     trainer.add_arguments(train)
     train.set_defaults(run=_train)
     ev = sub.add_parser("eval", help="evaluate a checkpoint's average model on a test LMDB",

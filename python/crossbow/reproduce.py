@@ -229,6 +229,11 @@ def run(args, overrides):
         print(f"{recipe.name} ({args.variant}): {recipe.source}")
         print(train_command(options, train_db, test_db))
         return 0
+    if args.export:
+        options = dict(options)
+        net = options.pop("net")
+        print(trainer.Trainer(net, None, None, **options).export(args.export, train_db, test_db))
+        return 0
     train_db, test_db = prepare(recipe.dataset, data_dir(args.data_dir), cache,
                                 log=lambda line: print(line, file=sys.stderr, flush=True))
     settings = record_settings(out, recipe.name, args.variant, options, overrides, train_db,
@@ -272,6 +277,8 @@ def add_parser(subparsers, output_flags):
                         "paper")
     p.add_argument("--dry-run", action="store_true",
                    help="print the equivalent crossbow train command and exit")
+    p.add_argument("--export", metavar="FOLDER",
+                   help=trainer.EXPORT_HELP + "; the data is not converted")
     p.add_argument("--data-dir", help="folder of the data archives (default: $CROSSBOW_DATA "
                                       "or the checkout's ../shared/data)")
     p.add_argument("--cache-dir", help="where converted data sets are kept (default: "

@@ -11,6 +11,7 @@ checks them before anything is built or read.
 import json
 import math
 import os
+import shlex
 import typing
 
 from crossbow import _native, world
@@ -109,6 +110,27 @@ class Trainer:
                                     device=spec_device(o["devices"]),
                                     label_smoothing=o["label_smoothing"])
 
+    def export(self, folder, train_db=None, test_db=None):
+        """Writes what the C++ tool crossbow_train needs to run this training without Python
+        into `folder`: spec.json (the learner spec) and options.json (the options, with the
+        net's input preset and classes filled in where they were left to the net). Returns the
+        crossbow_train command line, on `train_db` and `test_db` (default: this trainer's)."""
+        o = dict(self.options)
+        if o["augment"] == "auto":
+            o["augment"] = self.builder.preset or "none"
+        if o["num_classes"] is None:
+            o["num_classes"] = self.builder.num_classes
+        os.makedirs(folder, exist_ok=True)
+        spec, options = (os.path.join(folder, name) for name in ("spec.json", "options.json"))
+        for path, text in ((spec, json.dumps(self.learner_spec())), (options, _json(o))):
+            with open(path, "w") as f:
+                f.write(text + "\n")
+        train_db = self.train_db if train_db is None else train_db
+        test_db = self.test_db if test_db is None else test_db
+        words = ["crossbow_train", "--spec", spec, "--options", options, "--train_db",
+                 os.fspath(train_db)] + (["--test_db", os.fspath(test_db)] if test_db else [])
+        return " ".join(shlex.quote(w) for w in words)
+
     def _native_trainer(self):
         if self._trainer is None:
             C = _native.load()
@@ -202,6 +224,11 @@ def _builder(net, num_classes, input_size=None, zero_init_residual=False):
     raise TypeError(f"net must be a zoo net name or a ModelBuilder, got {type(net).__name__}")
 
 
+EXPORT_HELP = ("write the learner spec and options into FOLDER and print the command of "
+               "crossbow_train, the C++ trainer (for machines without our Python module), "
+               "instead of training")
+
+
 def add_arguments(parser):
     """The options as flags of `crossbow train`: --batch-size, --lr-policy, --resume ... Without
     the C++ extension (which holds the table) the command takes any flags and says how to
@@ -238,8 +265,10 @@ def describe(result):
              f"{result['images_per_s']:.0f} images/s with {result['learners_per_device']} "
              f"learner(s) per device"]
     if result.get("accuracy") is not None:
+        loss = result["test_loss"]  # None where it was not finite
         lines.append(f"test accuracy {result['accuracy'] * 100:.2f}% (top-5 "
-                     f"{result['top5'] * 100:.2f}%, loss {result['test_loss']:.4f}), best "
+                     f"{result['top5'] * 100:.2f}%, loss "
+                     f"{'not finite' if loss is None else f'{loss:.4f}'}), best "
                      f"{result['best_accuracy'] * 100:.2f}%")
     if result.get("time_to_accuracy_s") is not None:
         lines.append(f"time to target accuracy: {result['time_to_accuracy_s']:.1f} s")

@@ -27,10 +27,11 @@ void BindLoader(py::module_& m) {
              o.path = path;
              o.batch_size = batch_size;
              crossbow::data::TransformConfig& t = o.transform;
+             crossbow::data::TransformOverrides overrides{{}, {}, min_crop_area};
              if (!preset.empty()) {  // the preset's transform; mean and std may override it
                t = crossbow::data::PresetTransform(preset, train, input_size);
-               if (!mean.empty()) t.mean = std::move(mean);
-               if (!deviation.empty()) t.std = std::move(deviation);
+               overrides.mean = std::move(mean);
+               overrides.std = std::move(deviation);
              } else {
                t.train = train;
                t.channels = channels;
@@ -48,15 +49,7 @@ void BindLoader(py::module_& m) {
                t.contrast = contrast;
                t.saturation = saturation;
              }
-             if (min_crop_area > 0) {
-               CROSSBOW_ENFORCE_VALUE(
-                   t.random_resized_crop,
-                   "min_crop_area sets the random-resized crop, and this transform has none (",
-                   preset.empty() ? std::string("random_resized_crop is off")
-                                  : "preset '" + preset + (train ? "', training" : "', evaluation"),
-                   ")");
-               t.min_area = min_crop_area;
-             }
+             crossbow::data::ApplyOverrides(overrides, &t);
              t.reduced_decode = reduced_decode;
              o.shuffle = shuffle;
              o.seed = seed;

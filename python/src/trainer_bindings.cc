@@ -23,30 +23,7 @@ struct PyTrainer {
 };
 
 py::dict ToDict(const TrainResult& r) {
-  py::dict d;
-  d["stop_reason"] = r.stop_reason;
-  d["signal"] = r.signal;
-  d["iterations"] = r.iterations;
-  d["epochs"] = r.epochs;
-  d["elapsed_s"] = r.elapsed_s;
-  d["images_per_s"] = r.images_per_s;
-  d["learners_per_device"] = r.learners_per_device;
-  d["test_loss"] = r.test ? py::cast(r.test->loss) : py::none();
-  d["accuracy"] = r.test ? py::cast(r.test->top1) : py::none();
-  d["top5"] = r.test ? py::cast(r.test->top5) : py::none();
-  d["best_accuracy"] = r.best_top1;
-  d["time_to_accuracy_s"] = r.time_to_accuracy_s >= 0 ? py::cast(r.time_to_accuracy_s) : py::none();
-  d["skipped_batches"] = r.skipped_batches;
-  d["resumed"] = r.resumed;
-  d["ranks"] = r.ranks;
-  py::list decisions;
-  for (const auto& a : r.autotune) {
-    decisions.append(py::dict(py::arg("learners_per_device") = a.learners_per_device,
-                              py::arg("images_per_s") = a.images_per_second,
-                              py::arg("action") = a.action));
-  }
-  d["autotune"] = decisions;
-  return d;
+  return py::module_::import("json").attr("loads")(TrainResultJson(r));
 }
 
 }  // namespace

@@ -14,11 +14,13 @@ namespace {
 bool All(const TrainerOption&) { return true; }
 
 // Runs TakeOptionFlags on `args`; returns the options and leaves in `args` what it kept.
-nlohmann::json Take(std::vector<std::string>* args, const OptionFilter& read = All) {
+nlohmann::json Take(std::vector<std::string>* args, const OptionFilter& read = All,
+                    std::vector<std::string>* given = nullptr) {
   std::vector<char*> argv;
   for (std::string& a : *args) argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
-  const nlohmann::json options = nlohmann::json::parse(TakeOptionFlags(&argc, argv.data(), read));
+  const nlohmann::json options =
+      nlohmann::json::parse(TakeOptionFlags(&argc, argv.data(), read, given));
   std::vector<std::string> kept(argv.begin(), argv.begin() + argc);
   *args = kept;
   return options;
@@ -28,7 +30,10 @@ TEST(OptionFlags, ReadFlagsAsCrossbowTrainDoesAndLeaveTheOthers) {
   std::vector<std::string> args = {"tool",     "--batch-size",  "8",        "--spec",      "x.json",
                                    "--lr=0.5", "--no-progress", "--resume", "--steps=1,2", "--sync",
                                    "localsgd", "--seconds=3"};
-  const nlohmann::json o = Take(&args);
+  std::vector<std::string> given;
+  const nlohmann::json o = Take(&args, All, &given);
+  EXPECT_EQ(given,
+            (std::vector<std::string>{"batch_size", "lr", "progress", "resume", "steps", "sync"}));
   EXPECT_EQ(o["batch_size"], 8);
   EXPECT_EQ(o["lr"], 0.5);
   EXPECT_EQ(o["progress"], false);
