@@ -8,7 +8,9 @@
 #   2. each of --runs, the bundle's exports of `crossbow reproduce RECIPE --variant V --epochs E
 #      --devices cuda:0` (runs/RECIPE-V-Eep; --list shows them), trained in turn by
 #      crossbow_train for at most --time-limit seconds of training each, into OUT/RUN/:
-#      metrics.jsonl, checkpoints (ckpt/), the result line (result.json) and the log (train.log);
+#      metrics.jsonl, checkpoints (ckpt/), the result line (result.json), the log (train.log)
+#      and reproduce.json (the settings, with this machine: scripts/reproduction_table.py
+#      OUT/RUN adds the run to docs/reproduction.md as it does a `crossbow reproduce` folder);
 #      --flags adds crossbow_train flags to each (e.g. "--learners 4");
 # OUT is --out (else $OUT/reproduce); --pack FILE.tar.gz packs it, for a machine that hands back
 # a few files only. Running it again over the same OUT resumes each run from its checkpoint.
@@ -82,6 +84,7 @@ if [ ! -f "$data/cifar10_test/data.mdb" ]; then
   fi
   for split in train test; do
     "$python" "$root/scripts/cifar_binary.py" "$data/cifar10-jpg/$split" "$data/$split.bin" >&2
+    echo $(($(stat -c %s "$data/$split.bin") / 3073)) >"$data/$split.records"
     "$bundle/run" crossbow_convert cifar10 "$data/cifar10_$split.partial" "$data/$split.bin" >&2
     mv "$data/cifar10_$split.partial" "$data/cifar10_$split"
   done
@@ -95,6 +98,11 @@ failed=0
 for run in $runs; do
   mkdir -p "$out/$run"
   cp "$bundle/runs/$run/options.json" "$out/$run/"
+  if [ ! -f "$out/$run/reproduce.json" ]; then  # a resumed run keeps its first start
+    "$python" "$root/python/crossbow/machine.py" "$bundle/runs/$run/reproduce.json" \
+      "$(cat "$data/train.records")" >"$out/$run/reproduce.json.partial"
+    mv "$out/$run/reproduce.json.partial" "$out/$run/reproduce.json"
+  fi
   log "$run"
   rc=0
   "$bundle/run" crossbow_train --spec "$bundle/runs/$run/spec.json" \

@@ -15,13 +15,11 @@ import argparse
 import dataclasses
 import json
 import os
-import platform
 import subprocess
 import sys
 import tarfile
-import time
 
-from crossbow import recipes
+from crossbow import machine, recipes
 
 _CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -96,26 +94,6 @@ def _remove(path):
         shutil.rmtree(path)
 
 
-def machine():
-    """The CPU model and core count, and the GPU models where nvidia-smi answers."""
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f
-                       if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    gpus = ""
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20)
-        gpus = ", ".join(sorted(set(out.stdout.split("\n")) - {""})) if out.returncode == 0 \
-            else ""
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return {"cpu": f"{cpu}, {len(os.sched_getaffinity(0))} cores", "gpu": gpus or None}
-
-
 def commit():
     try:
         out = subprocess.run(["git", "-C", _CHECKOUT, "rev-parse", "--short", "HEAD"],
@@ -163,17 +141,22 @@ def result_row(settings, metrics_path):
     }
 
 
+def run_settings(recipe, variant, options, overrides, train_db, test_db):
+    """What result_row needs besides the metrics, but what the run's machine says:
+    train_images, machine and started (None here; crossbow.machine fills them)."""
+    return {"recipe": recipe, "variant": variant, "options": options, "overrides": overrides,
+            "train_db": train_db, "test_db": test_db, "train_images": None, "machine": None,
+            "commit": commit(), "started": None}
+
+
 def record_settings(out, recipe, variant, options, overrides, train_db, test_db):
     """Writes (and returns) `out`/reproduce.json: what result_row needs besides the metrics.
     A resumed run keeps the start time and commit of its first start."""
     from crossbow import _native
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "reproduce.json")
-    settings = {"recipe": recipe, "variant": variant, "options": options,
-                "overrides": overrides, "train_db": train_db, "test_db": test_db,
-                "train_images": len(_native.load().LmdbReader(train_db)),
-                "machine": machine(), "commit": commit(),
-                "started": time.strftime("%Y-%m-%d %H:%M")}
+    settings = machine.fill(run_settings(recipe, variant, options, overrides, train_db, test_db),
+                            len(_native.load().LmdbReader(train_db)))
     if os.path.isfile(path):
         with open(path) as f:
             before = json.load(f)
@@ -230,9 +213,11 @@ def run(args, overrides):
         print(train_command(options, train_db, test_db))
         return 0
     if args.export:
-        options = dict(options)
-        net = options.pop("net")
-        print(trainer.Trainer(net, None, None, **options).export(args.export, train_db, test_db))
+        exported = dict(options)
+        net = exported.pop("net")
+        print(trainer.Trainer(net, None, None, **exported).export(args.export, train_db, test_db))
+        _write_json(os.path.join(args.export, "reproduce.json"),
+                    run_settings(recipe.name, args.variant, options, overrides, train_db, test_db))
         return 0
     train_db, test_db = prepare(recipe.dataset, data_dir(args.data_dir), cache,
                                 log=lambda line: print(line, file=sys.stderr, flush=True))

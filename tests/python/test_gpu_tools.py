@@ -9,7 +9,7 @@ import tarfile
 
 import pytest
 
-from crossbow import builder, cli, nets, trainer
+from crossbow import builder, cli, nets, reproduce, trainer
 from conftest import ROOT
 
 BUILD = os.path.join(ROOT, "build")
@@ -357,3 +357,8 @@ def test_bundle_is_complete_small_and_checked_without_a_gpu(tmp_path):
     assert result["iterations"] == 2 and 0 <= result["accuracy"] <= 1
     with tarfile.open(packed) as tar:
         assert "reproduce/he-resnet32-sma-164ep/metrics.jsonl" in tar.getnames()
+    run = tmp_path / "reproduce" / "he-resnet32-sma-164ep"
+    settings = json.loads((run / "reproduce.json").read_text())
+    assert settings["train_images"] == 50000 and settings["machine"]["cpu"]
+    row = reproduce.result_row(settings, str(run / "metrics.jsonl"))
+    assert row["recipe"] == "he-resnet32" and row["final_top1"] == result["accuracy"]

@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -129,6 +130,15 @@ def test_reproduce_exports_a_recipe_without_converting_its_data(tmp_path, capsys
     assert options["devices"] == "cuda:0" and options["steps"] == [15.0, 22.5]
     assert json.loads((out / "spec.json").read_text())["device"] == "cuda:0"
     assert not (tmp_path / "cache").exists()
+    # The row's settings, less what the machine that trains says (crossbow/machine.py fills it).
+    settings = json.loads((out / "reproduce.json").read_text())
+    assert settings["recipe"] == "he-resnet32" and settings["options"]["epochs"] == 30
+    assert settings["machine"] is None and settings["train_images"] is None
+    filled = subprocess.run([sys.executable, os.path.join(ROOT, "python", "crossbow", "machine.py"),
+                             str(out / "reproduce.json"), "50000"], capture_output=True,
+                            text=True, check=True, env={"PATH": os.environ["PATH"]}, cwd="/")
+    filled = json.loads(filled.stdout)
+    assert filled["train_images"] == 50000 and "cores" in filled["machine"]["cpu"]
 
 
 def test_pillow_decoded_binaries_make_the_db_that_the_folders_make(dbs, tmp_path):
