@@ -24,28 +24,41 @@ namespace {
 
 // What the inner product sees of X and W: a plain X as [N, K] with W plain [M, K]; a blocked X
 // (nChw16c after global pooling, say) as it is, with W viewed as [M, C, H, W] and laid out as
-// the primitive picks, so that X is never reordered.
+// the primitive picks, so that X is never reordered. In precision bf16 the primitives read X
+// and W as bfloat16 copies laid out as they pick, and dY as a plain bfloat16 copy, and write
+// fp32, as the convolutions do.
 struct FCLayout {
-  FCLayout(const Tensor& t, const Shape& w) {
+  FCLayout(const Tensor& t, const Shape& w, const Shape& y, Precision precision) {
     if (t.is_plain()) {
       x = PlainDesc({t.dim(0), w[1]});
-      w_plain = w_wanted = PlainDesc(w);
-      return;
+      w_plain = w_out = PlainDesc(w);
+    } else {
+      Shape w_dims = t.shape();
+      w_dims[0] = w[0];
+      x = t.layout();
+      w_plain = PlainDesc(w_dims);
+      w_out = AnyDesc(w_dims);
     }
-    Shape w_dims = t.shape();
-    w_dims[0] = w[0];
-    x = t.layout();
-    w_plain = PlainDesc(w_dims);
-    w_wanted = AnyDesc(w_dims);
+    dy = PlainDesc(y);
+    x_in = x;
+    w_in = w_out;
+    dy_in = dy;
+    if (precision == Precision::kBF16) {
+      const auto bf16 = memory::data_type::bf16;
+      x_in = memory::desc(x.dims(), bf16, memory::format_tag::any);
+      w_in = memory::desc(w_plain.dims(), bf16, memory::format_tag::any);
+      dy_in = memory::desc(dy.dims(), bf16, memory::format_tag::ab);
+    }
   }
-  memory::desc x, w_plain, w_wanted;
+  memory::desc x, w_plain, dy;            // as stored
+  memory::desc x_in, w_in, dy_in, w_out;  // as the primitives read them; dW as they write it
 };
 
 dnnl::inner_product_forward::primitive_desc ForwardDesc(const FCLayout& layout, const Shape& y,
                                                         bool bias, const dnnl::engine& engine) {
   const memory::desc b = bias ? PlainDesc({y[1]}) : memory::desc();
-  auto desc = dnnl::inner_product_forward::desc(prop_kind::forward_training, layout.x,
-                                                layout.w_wanted, b, PlainDesc(y));
+  auto desc = dnnl::inner_product_forward::desc(prop_kind::forward_training, layout.x_in,
+                                                layout.w_in, b, PlainDesc(y));
   return {desc, Attributes(), engine};
 }
 
@@ -56,12 +69,13 @@ void FCOp::Build(const memory::desc& x_md) {
   const Tensor& w = Input(1);
   const bool bias = InputSize() == 3;
   y_shape_ = FCOutputShape(def(), x.shape(), w.shape(), bias ? &Input(2).shape() : nullptr);
-  FCLayout layout(x, w.shape());
+  FCLayout layout(x, w.shape(), y_shape_, context_->precision());
   auto pd = ForwardDesc(layout, y_shape_, bias, context_->engine());
   primitive_ = dnnl::inner_product_forward(pd);
   w_plain_md_ = layout.w_plain;
   w_md_ = pd.weights_desc();
   src_md_ = layout.x;
+  src_in_md_ = pd.src_desc();
   x_md_ = x_md;
   w_shape_ = w.shape();
   if (bias) b_shape_ = Input(2).shape();
@@ -78,7 +92,7 @@ void FCOp::Run() {
   Tensor* y = Output(0);
   y->Resize(y_shape_);
   std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, Wrap(x, src_md_, context_)},
+      {DNNL_ARG_SRC, x_reorder_.Convert(x, src_md_, src_in_md_, context_)},
       {DNNL_ARG_WEIGHTS, w_reorder_.Convert(w, w_plain_md_, w_md_, context_)},
       {DNNL_ARG_DST, Wrap(*y, context_)}};
   if (bias) args[DNNL_ARG_BIAS] = Wrap(Input(2), context_);
@@ -96,25 +110,26 @@ void FCGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) {
   const Tensor& w = Input(1);
   const Shape y_shape = FCOutputShape(def(), x.shape(), w.shape(), nullptr);
   EnforceInputShape(2, y_shape);
-  FCLayout layout(x, w.shape());
-  const memory::desc dy_plain = PlainDesc(y_shape);
+  FCLayout layout(x, w.shape(), y_shape, context_->precision());
   auto hint = ForwardDesc(layout, y_shape, want_bias_, context_->engine());
   if (want_weights_) {
     const memory::desc db = want_bias_ ? PlainDesc({y_shape[1]}) : memory::desc();
-    auto desc = dnnl::inner_product_backward_weights::desc(layout.x, layout.w_wanted, db, dy_plain);
+    auto desc =
+        dnnl::inner_product_backward_weights::desc(layout.x_in, layout.w_out, db, layout.dy_in);
     dnnl::inner_product_backward_weights::primitive_desc pd(desc, Attributes(), context_->engine(),
                                                             hint);
     weights_primitive_ = dnnl::inner_product_backward_weights(pd);
     dw_md_ = pd.diff_weights_desc();
+    src_in_md_ = pd.src_desc();
   }
   if (want_data_) {
-    auto desc = dnnl::inner_product_backward_data::desc(layout.x, layout.w_wanted, dy_plain);
+    auto desc = dnnl::inner_product_backward_data::desc(layout.x, layout.w_in, layout.dy_in);
     dnnl::inner_product_backward_data::primitive_desc pd(desc, Attributes(), context_->engine(),
                                                          hint);
     data_primitive_ = dnnl::inner_product_backward_data(pd);
     bd_w_md_ = pd.weights_desc();
   }
-  dy_plain_md_ = dy_plain;
+  dy_in_md_ = layout.dy_in;
   w_plain_md_ = layout.w_plain;
   src_md_ = layout.x;
   x_md_ = x_md;
@@ -128,16 +143,16 @@ void FCGradientOp::Run() {
   const Tensor& dy = Input(2);
   memory::desc x_md = DescOf(x), dy_md = DescOf(dy);
   if (x_md != x_md_ || dy_md != dy_md_ || w.shape() != w_shape_) Build(x_md, dy_md);
-  memory dy_plain = dy_to_plain_.Convert(dy, dy_md_, dy_plain_md_, context_);
-  if (want_weights_) BackwardWeights(x, dy_plain);
-  if (want_data_) BackwardData(w, dy_plain);
+  memory dy_in = dy_to_in_.Convert(dy, dy_md_, dy_in_md_, context_);
+  if (want_weights_) BackwardWeights(x, dy_in);
+  if (want_data_) BackwardData(w, dy_in);
 }
 
 void FCGradientOp::BackwardWeights(const Tensor& x, const memory& dy) {
   Tensor* dw = HasOutput(0) ? Output(0) : &unwanted_dw_;
   dw->Resize(w_shape_);
   std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, Wrap(x, src_md_, context_)},
+      {DNNL_ARG_SRC, x_to_in_.Convert(x, src_md_, src_in_md_, context_)},
       {DNNL_ARG_DIFF_DST, dy},
       {DNNL_ARG_DIFF_WEIGHTS, dw_to_plain_.Staging(*dw, dw_md_, w_plain_md_, context_)}};
   if (want_bias_) {

@@ -9,7 +9,8 @@ namespace crossbow {
 // Throws a ValueError naming the operator, the input and both shapes on a mismatch.
 Shape FCOutputShape(const OperatorDef& def, const Shape& x, const Shape& w, const Shape* b);
 
-// Y = X W^T + b on oneDNN's inner product; Y is plain [N, M].
+// Y = X W^T + b on oneDNN's inner product; Y is plain [N, M]. In the context's precision bf16,
+// X and W (and, backwards, dY) are read as bfloat16 and Y (dW, db, dX) written in fp32.
 class FCOp final : public Operator<CPUContext> {
  public:
   using Operator::Operator;
@@ -18,10 +19,10 @@ class FCOp final : public Operator<CPUContext> {
  private:
   void Build(const dnnl::memory::desc& x_md);
 
-  dnnl::memory::desc x_md_, src_md_, w_plain_md_, w_md_;
+  dnnl::memory::desc x_md_, src_md_, src_in_md_, w_plain_md_, w_md_;
   Shape w_shape_, b_shape_, y_shape_;
   dnnl::inner_product_forward primitive_;
-  ReorderCache w_reorder_;
+  ReorderCache x_reorder_, w_reorder_;
 };
 
 // (X, W, dY) -> (dW, db, dX): dW and db plain, dX in X's layout. db and dX may be unnamed.
@@ -36,11 +37,11 @@ class FCGradientOp final : public Operator<CPUContext> {
   void BackwardData(const Tensor& w, const dnnl::memory& dy);
 
   bool want_weights_, want_bias_, want_data_;
-  dnnl::memory::desc x_md_, dy_md_, dy_plain_md_, src_md_, w_plain_md_, dw_md_, bd_w_md_;
+  dnnl::memory::desc x_md_, dy_md_, dy_in_md_, src_md_, src_in_md_, w_plain_md_, dw_md_, bd_w_md_;
   Shape w_shape_;
   dnnl::inner_product_backward_weights weights_primitive_;
   dnnl::inner_product_backward_data data_primitive_;
-  ReorderCache dy_to_plain_, dw_to_plain_, w_for_data_;
+  ReorderCache x_to_in_, dy_to_in_, dw_to_plain_, w_for_data_;
   Tensor unwanted_dw_;  // dW's bytes when only db is wanted
 };
 

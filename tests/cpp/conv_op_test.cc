@@ -140,21 +140,6 @@ TEST(ConvGradient, BlockedInputsAndMissingOutputs) {
   EXPECT_EQ(h.Fetch("dX4"), h.Fetch("dX"));
 }
 
-// x rounded to the nearest bfloat16 (ties to even), as oneDNN's reorder to bf16 rounds.
-float RoundToBf16(float x) {
-  uint32_t bits = 0;
-  std::memcpy(&bits, &x, sizeof bits);
-  bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
-  std::memcpy(&x, &bits, sizeof bits);
-  return x;
-}
-
-void RoundBlobToBf16(OpHarness& h, const std::string& name) {
-  std::vector<float> v = h.Fetch(name);
-  for (float& x : v) x = RoundToBf16(x);
-  h.Feed(name, h.ShapeOf(name), v);
-}
-
 // In precision bf16 a convolution reads X, W and dY as bfloat16 and accumulates in fp32: its
 // results are those of the fp32 convolution of the rounded tensors, up to summation order.
 TEST(Conv, Bf16EqualsFp32OnTheRoundedInputs) {

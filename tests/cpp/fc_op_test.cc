@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "crossbow/core/precision.h"
 #include "operators/dnnl_utils.h"
 #include "tests/cpp/op_test_util.h"
 
@@ -101,6 +102,38 @@ TEST(FCGradient, BlockedInputAndMissingOutputs) {
   EXPECT_EQ(h.ws().GetTensor("dX2")->layout(), h.ws().GetTensor("Xb")->layout());
   h.Run(MakeOperator("FCGradient", {"X", "W", "dY"}, {"dW3", "", ""}));
   EXPECT_EQ(h.Fetch("dW3"), h.Fetch("dW"));
+}
+
+// In precision bf16 FC reads X, W and dY as bfloat16 and accumulates in fp32: its results are
+// those of the fp32 FC of the rounded tensors, up to summation order, plain X or blocked.
+TEST(FC, Bf16EqualsFp32OnTheRoundedInputs) {
+  if (!CpuHasBf16()) GTEST_SKIP() << "this CPU has " << CpuIsaName() << ", not AVX512-BF16 or AMX";
+  for (const FCCase& c : kCases) {
+    for (const bool blocked : {false, true}) {
+      if (blocked && c.x.size() != 4) continue;
+      SCOPED_TRACE(::testing::Message() << ShapeString(c.x) << (blocked ? " blocked" : ""));
+      OpHarness bf16, rounded;
+      bf16.context().set_precision(Precision::kBF16);
+      FeedFC(bf16, c);
+      bf16.Feed("dY", {c.x[0], c.m});
+      const std::string x = blocked ? "Xb" : "X";
+      if (blocked) CopyToBlocked(bf16, "X", "Xb");
+      bf16.Run(FCDef(c, x));
+      bf16.Run(MakeOperator("FCGradient", {x, "W", "dY"}, {"dW", c.bias ? "db" : "", "dX"}));
+      for (const char* name : {"X", "W", "dY"}) {
+        rounded.Feed(name, bf16.ShapeOf(name), bf16.Fetch(name));
+        RoundBlobToBf16(rounded, name);
+      }
+      if (c.bias) rounded.Feed("b", {c.m}, bf16.Fetch("b"));
+      rounded.Run(FCDef(c));
+      rounded.Run(MakeOperator("FCGradient", {"X", "W", "dY"}, {"dW", c.bias ? "db" : "", "dX"}));
+      for (const char* name : {"Y", "dW", "dX"}) {
+        EXPECT_LT(MaxAbsDiff(bf16.Fetch(name), rounded.Fetch(name)), 1e-4f) << name;
+      }
+      EXPECT_EQ(bf16.ws().GetTensor("dX")->layout(), bf16.ws().GetTensor(x)->layout());
+      EXPECT_GT(MaxAbsDiff(bf16.Fetch("Y"), NaiveFC(bf16, c)), 1e-5f);  // it did round
+    }
+  }
 }
 
 TEST(FC, BadShapesNameTheOperator) {

@@ -54,6 +54,20 @@ std::vector<float> OpHarness::Fetch(const std::string& name) {
   return out;
 }
 
+float RoundToBf16(float x) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+}
+
+void RoundBlobToBf16(OpHarness& h, const std::string& name) {
+  std::vector<float> v = h.Fetch(name);
+  for (float& x : v) x = RoundToBf16(x);
+  h.Feed(name, h.ShapeOf(name), v);
+}
+
 float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   EXPECT_EQ(a.size(), b.size());
   float worst = 0.f;

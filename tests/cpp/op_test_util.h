@@ -55,6 +55,11 @@ void CheckGradient(OpHarness& harness, const OperatorDef& op, const std::vector<
 // Max |a - b| over two vectors of equal size.
 float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b);
 
+// x rounded to the nearest bfloat16 (ties to even), as oneDNN's reorder to bf16 rounds.
+float RoundToBf16(float x);
+// Replaces the blob's values by their bfloat16 roundings.
+void RoundBlobToBf16(OpHarness& h, const std::string& name);
+
 // ---- layouts ----------------------------------------------------------------------
 
 dnnl::memory::desc BlockedDesc(const Shape& shape, dnnl::memory::format_tag tag);
