@@ -16,8 +16,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$root/build
 out=$root/build-gpu/bundle
-runs="he-resnet32:sma:164 he-resnet32:published:164 he-resnet56:sma:164 he-resnet56:published:164
-vgg16-cifar:sma:164 vgg16-cifar:published:164"
+runs="he-resnet20:sma:164 he-resnet20:published:164 he-resnet32:sma:164 he-resnet32:published:164
+he-resnet56:sma:164 he-resnet56:published:164 vgg16-cifar:sma:164 vgg16-cifar:published:164"
 data=${CROSSBOW_DATA:-$(dirname "$root")/shared/data}
 while [ $# -gt 0 ]; do
   case $1 in
