@@ -5,7 +5,6 @@
 // the progress bar go to standard error. Exit code 0, 1 on an error (the line carries "error"),
 // 2 for bad flags, 128 + N when signal N stopped training (after its checkpoint).
 #include <gflags/gflags.h>
-#include <glog/logging.h>
 
 #include <algorithm>
 #include <fstream>

@@ -5,7 +5,6 @@
 
 #include <string>
 
-#include "crossbow/core/enforce.h"
 #include "data/loader.h"
 #include "data/presets.h"
 
