@@ -21,25 +21,34 @@ std::string LibraryPath() {
   return (std::filesystem::path(info.dli_fname).parent_path() / kLibrary).string();
 }
 
-const ImageCodecs* Load() {
+// The codecs, or null with the reason in `error`.
+const ImageCodecs* Load(std::string* error) {
   const std::string path = LibraryPath();
   void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* why = dlerror();
-    CROSSBOW_FAIL("image files (JPEG, PNG ...) are decoded and encoded by ", path,
-                  ", which does not load: ", why ? why : "unknown reason",
-                  ". It needs OpenCV's imgcodecs (libopencv-imgcodecs); raw records need "
-                  "neither");
+    *error = detail::Concat("image files (JPEG, PNG ...) are decoded and encoded by ", path,
+                            ", which does not load: ", why ? why : "unknown reason",
+                            ". It needs OpenCV's imgcodecs (libopencv-imgcodecs); raw records "
+                            "need neither");
+    return nullptr;
   }
   auto table = reinterpret_cast<const ImageCodecs* (*)()>(dlsym(library, "crossbow_image_codecs"));
-  CROSSBOW_ENFORCE(table != nullptr, path, " has no crossbow_image_codecs: not Crossbow's codecs");
+  if (table == nullptr) {
+    *error = path + " has no crossbow_image_codecs: not Crossbow's codecs";
+    return nullptr;
+  }
   return table();
 }
 
 }  // namespace
 
 const ImageCodecs& Codecs() {
-  static const ImageCodecs* codecs = Load();  // a failed load throws, and is tried again
+  // Loaded once, failure included: a loader meeting encoded records without the library asks
+  // dlopen once, not once a record.
+  static std::string error;
+  static const ImageCodecs* codecs = Load(&error);
+  CROSSBOW_ENFORCE(codecs != nullptr, error);
   return *codecs;
 }
 

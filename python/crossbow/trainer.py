@@ -115,11 +115,8 @@ class Trainer:
         into `folder`: spec.json (the learner spec) and options.json (the options, with the
         net's input preset and classes filled in where they were left to the net). Returns the
         crossbow_train command line, on `train_db` and `test_db` (default: this trainer's)."""
-        o = dict(self.options)
-        if o["augment"] == "auto":
-            o["augment"] = self.builder.preset or "none"
-        if o["num_classes"] is None:
-            o["num_classes"] = self.builder.num_classes
+        o = dict(self.options, augment=_preset(self.options, self.builder),
+                 num_classes=self.builder.num_classes)
         os.makedirs(folder, exist_ok=True)
         spec, options = (os.path.join(folder, name) for name in ("spec.json", "options.json"))
         for path, text in ((spec, json.dumps(self.learner_spec())), (options, _json(o))):
@@ -192,14 +189,17 @@ def _source(db, builder, o, train):
         images, labels = db
         return _native.load().ArraySource(images, labels, o["batch_size"])
     from crossbow.data import ImageDB
-    preset = o.get("augment", "auto")
-    if preset == "auto":
-        preset = builder.preset or "none"
-    return ImageDB(os.fspath(db), o["batch_size"], train=train, preset=preset,
+    return ImageDB(os.fspath(db), o["batch_size"], train=train, preset=_preset(o, builder),
                    input_size=builder.input_shape[-1], mean=o.get("mean") or None,
                    std=o.get("std") or None, min_crop_area=o.get("min_crop_area") if train else None,
                    seed=o["seed"], workers=o["workers"],
                    num_classes=builder.num_classes).source
+
+
+def _preset(o, builder):
+    """The input preset of the options' --augment: the net's own for auto (none if it has none)."""
+    preset = o.get("augment", "auto")
+    return builder.preset or "none" if preset == "auto" else preset
 
 
 def spec_device(devices):
