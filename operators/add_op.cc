@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "crossbow/core/bfloat16.h"
 #include "crossbow/core/fusion.h"
 
 namespace crossbow {
@@ -14,12 +15,40 @@ namespace {
 
 constexpr int64_t kMinParallelElements = 1 << 16;
 
-template <bool kRelu>
-void AddArrays(const float* a, const float* b, float* out, int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n >= kMinParallelElements)
-  for (int64_t i = 0; i < n; ++i) {
-    const float sum = a[i] + b[i];
-    out[i] = kRelu ? std::max(sum, 0.f) : sum;
+inline float ToFloat(float x) { return x; }
+inline float ToFloat(uint16_t bf16) { return Bf16ToFloat(bf16); }
+template <class T>
+T FromFloat(float x);
+template <>
+float FromFloat<float>(float x) {
+  return x;
+}
+template <>
+uint16_t FromFloat<uint16_t>(float x) {
+  return FloatToBf16(x);
+}
+
+// y = addends[0] + addends[1] + ..., elements of type T (uint16_t for bfloat16) in y's layout,
+// summed in float32 in that order and rounded to T once; through max(., 0) where kRelu. y may
+// be one of the addends: each chunk is read whole before it is written.
+template <bool kRelu, class T>
+void AddAll(const std::vector<const Tensor*>& addends, Tensor* y) {
+  constexpr int64_t kChunk = 1024;
+  T* out = static_cast<T*>(y->raw_data());
+  const auto n = static_cast<int64_t>(y->nbytes() / sizeof(T));
+#pragma omp parallel for schedule(static) if (n >= kMinParallelElements)
+  for (int64_t begin = 0; begin < n; begin += kChunk) {
+    const int64_t size = std::min(kChunk, n - begin);
+    float sum[kChunk];
+    const T* first = static_cast<const T*>(addends[0]->raw_data()) + begin;
+    for (int64_t i = 0; i < size; ++i) sum[i] = ToFloat(first[i]);
+    for (size_t a = 1; a < addends.size(); ++a) {
+      const T* in = static_cast<const T*>(addends[a]->raw_data()) + begin;
+      for (int64_t i = 0; i < size; ++i) sum[i] += ToFloat(in[i]);
+    }
+    for (int64_t i = 0; i < size; ++i) {
+      out[begin + i] = FromFloat<T>(kRelu ? std::max(sum[i], 0.f) : sum[i]);
+    }
   }
 }
 
@@ -61,17 +90,20 @@ void SumOp<kRelu>::Run() {
   }
   Tensor* y = Output(0);
   y->ResizeLike(first);
-  auto* out = y->mutable_data<float>();
-  const auto n = static_cast<int64_t>(y->nbytes() / sizeof(float));
-  const auto* x1 = first.data<float>();
   if (InputSize() == 1) {
-    if (out != x1) std::memcpy(out, x1, y->nbytes());
+    if (y->raw_data() != first.raw_data())
+      std::memcpy(y->raw_data(), first.raw_data(), y->nbytes());
     return;
   }
-  for (int i = 1; i < InputSize(); ++i) {
-    const bool last = i == InputSize() - 1;
-    (kRelu && last ? AddArrays<true> : AddArrays<false>)(i == 1 ? x1 : out,
-                                                         addends_[i]->data<float>(), out, n);
+  addends_[0] = &first;
+  switch (first.dtype()) {
+    case DataType::kFloat32:
+      return AddAll<kRelu, float>(addends_, y);
+    case DataType::kBFloat16:
+      return AddAll<kRelu, uint16_t>(addends_, y);
+    default:
+      CROSSBOW_FAIL(def().Label(), ": adds float32 or bfloat16 tensors; input 0 '", def().inputs[0],
+                    "' holds ", DataTypeName(first.dtype()));
   }
 }
 

@@ -7,10 +7,11 @@
 
 namespace crossbow {
 
-// Y = X1 + ... + Xn element-wise, in X1's layout; Add is the two-input case, and AddRelu
-// (kRelu) Add with max(., 0) in the same pass. Inputs laid out differently from X1 are
-// reordered to X1's layout first (autodiff sums gradient contributions whose layouts differ),
-// then the raw float buffers are added, block padding included.
+// Y = X1 + ... + Xn element-wise, in X1's layout and type (float32 or bfloat16); Add is the
+// two-input case, and AddRelu (kRelu) Add with max(., 0) in the same pass. Inputs laid out or
+// typed differently from X1 are reordered to X1's first (autodiff sums gradient contributions
+// whose layouts differ), then the raw buffers are added in float32, block padding included,
+// and bfloat16 is rounded once.
 template <bool kRelu>
 class SumOp final : public Operator<CPUContext> {
  public:

@@ -55,11 +55,11 @@ struct ChannelBlocking {
 };
 constexpr std::array<ChannelBlocking, 2> kBlockings{{{Tag::nChw16c, 16}, {Tag::nChw8c, 8}}};
 
-// The blocking of `t`'s layout when it is exactly nChw16c or nChw8c.
+// The blocking of `t`'s layout when it is exactly nChw16c or nChw8c, of any type.
 const ChannelBlocking* BlockingOf(const Tensor& t) {
   if (t.is_plain() || t.ndim() != 4) return nullptr;
   for (const ChannelBlocking& b : kBlockings) {
-    if (t.layout() == memory::desc(Dims(t.shape()), memory::data_type::f32, b.tag)) return &b;
+    if (t.layout() == memory::desc(Dims(t.shape()), t.layout().data_type(), b.tag)) return &b;
   }
   return nullptr;
 }
@@ -71,25 +71,30 @@ int64_t ChannelSize(const Shape& s) {
   return std::accumulate(s.begin() + 2, s.end(), int64_t{1}, std::multiplies<>());
 }
 
-// Floats one image takes in a layout with channels in blocks of `block` (1 = plain).
+// Elements one image takes in a layout with channels in blocks of `block` (1 = plain).
 int64_t ImageSize(const Shape& s, int64_t block) { return RoundUp(s[1], block) * ChannelSize(s); }
 
 // In both plain and channel-blocked layouts an image is its channels (or channel blocks) one
 // after another, so padding by whole blocks is: zeros, X's image (its block padding is zero,
-// as oneDNN keeps it), zeros.
-void PadImages(const float* x, float* y, int64_t images, int64_t x_size, int64_t y_size,
-               int64_t front) {
-  for (int64_t n = 0; n < images; ++n, x += x_size, y += y_size) {
-    std::fill(y, y + front, 0.f);
-    std::memcpy(y + front, x, x_size * sizeof(float));
-    std::fill(y + front + x_size, y + y_size, 0.f);
+// as oneDNN keeps it), zeros. Sizes count elements of `bytes` bytes each; zero is all-zero
+// bits in float32 and bfloat16 alike.
+void PadImages(const Tensor& x, Tensor* y, int64_t x_size, int64_t y_size, int64_t front) {
+  const size_t bytes = DataTypeSize(x.dtype());
+  const auto* in = static_cast<const uint8_t*>(x.raw_data());
+  auto* out = static_cast<uint8_t*>(y->raw_data());
+  for (int64_t n = 0; n < x.dim(0); ++n, in += x_size * bytes, out += y_size * bytes) {
+    std::memset(out, 0, front * bytes);
+    std::memcpy(out + front * bytes, in, x_size * bytes);
+    std::memset(out + (front + x_size) * bytes, 0, (y_size - front - x_size) * bytes);
   }
 }
 
-void SliceImages(const float* dy, float* dx, int64_t images, int64_t dy_size, int64_t dx_size,
-                 int64_t front) {
-  for (int64_t n = 0; n < images; ++n, dy += dy_size, dx += dx_size) {
-    std::memcpy(dx, dy + front, dx_size * sizeof(float));
+void SliceImages(const Tensor& dy, Tensor* dx, int64_t dy_size, int64_t dx_size, int64_t front) {
+  const size_t bytes = DataTypeSize(dy.dtype());
+  const auto* in = static_cast<const uint8_t*>(dy.raw_data());
+  auto* out = static_cast<uint8_t*>(dx->raw_data());
+  for (int64_t n = 0; n < dy.dim(0); ++n, in += dy_size * bytes, out += dx_size * bytes) {
+    std::memcpy(out, in + front * bytes, dx_size * bytes);
   }
 }
 
@@ -103,16 +108,17 @@ void ChannelPadOp::Run() {
   const bool blocked =
       blocking && pad.before % blocking->block == 0 && pad.after % blocking->block == 0;
   const int64_t block = blocked ? blocking->block : 1;
-  const Tensor& src = blocked ? x : to_plain_.As(x, PlainDesc(x.shape()), &plain_x_, context_);
+  const memory::data_type type = DescOf(x).data_type();
+  const Tensor& src =
+      blocked ? x : to_plain_.As(x, PlainDesc(x.shape(), type), &plain_x_, context_);
   Tensor* y = Output(0);
   if (blocked) {
-    y->ResizeBlocked(y_shape, memory::desc(Dims(y_shape), memory::data_type::f32, blocking->tag));
+    y->ResizeBlocked(y_shape, memory::desc(Dims(y_shape), type, blocking->tag));
   } else {
-    y->Resize(y_shape);
+    y->Resize(y_shape, x.dtype());
   }
   const int64_t front = pad.before * ChannelSize(x.shape());
-  PadImages(src.data<float>(), y->mutable_data<float>(), x.dim(0), ImageSize(x.shape(), block),
-            ImageSize(y_shape, block), front);
+  PadImages(src, y, ImageSize(x.shape(), block), ImageSize(y_shape, block), front);
 }
 
 void ChannelPadGradientOp::Run() {
@@ -124,17 +130,17 @@ void ChannelPadGradientOp::Run() {
   const bool blocked = blocking && pad.before % blocking->block == 0 &&
                        pad.after % blocking->block == 0 && dx_shape[1] % blocking->block == 0;
   const int64_t block = blocked ? blocking->block : 1;
-  const Tensor& src = blocked ? dy : to_plain_.As(dy, PlainDesc(dy.shape()), &plain_dy_, context_);
+  const memory::data_type type = DescOf(dy).data_type();
+  const Tensor& src =
+      blocked ? dy : to_plain_.As(dy, PlainDesc(dy.shape(), type), &plain_dy_, context_);
   Tensor* dx = Output(0);
   if (blocked) {
-    dx->ResizeBlocked(dx_shape,
-                      memory::desc(Dims(dx_shape), memory::data_type::f32, blocking->tag));
+    dx->ResizeBlocked(dx_shape, memory::desc(Dims(dx_shape), type, blocking->tag));
   } else {
-    dx->Resize(dx_shape);
+    dx->Resize(dx_shape, dy.dtype());
   }
   const int64_t front = pad.before * ChannelSize(dy.shape());
-  SliceImages(src.data<float>(), dx->mutable_data<float>(), dy.dim(0), ImageSize(dy.shape(), block),
-              ImageSize(dx_shape, block), front);
+  SliceImages(src, dx, ImageSize(dy.shape(), block), ImageSize(dx_shape, block), front);
 }
 
 OPERATOR_SCHEMA(ChannelPad)

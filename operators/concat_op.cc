@@ -60,6 +60,10 @@ void ConcatOp::Run() {
     for (int i = 0; i < n; ++i) {
       shapes.push_back(&Input(i).shape());
       src_mds_.push_back(DescOf(Input(i)));
+      CROSSBOW_ENFORCE_VALUE(Input(i).dtype() == Input(0).dtype(), def().Label(), ": input ", i,
+                             " '", def().inputs[i], "' holds ", DataTypeName(Input(i).dtype()),
+                             ", input 0 '", def().inputs[0], "' ", DataTypeName(Input(0).dtype()),
+                             "; concatenated inputs share a type");
     }
     y_shape_ = ConcatShape(def(), shapes, 0);
     const int axis = ConcatAxis(def(), Input(0).ndim());

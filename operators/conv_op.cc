@@ -52,23 +52,20 @@ bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const 
 namespace {
 
 // The descriptors and geometry that forward and backward primitives of one convolution share.
-// A tensor is read as `*_in` (bf16 in precision bf16) and written as `*_out` (always f32): the
-// forward pass reads X and W and writes Y, backward-weights reads X and dY and writes dW,
-// backward-data reads W and dY and writes dX.
+// Activations (X, Y, dX, dY) are read and written in the precision's type, bf16 or f32; W is
+// read in that type and dW written in f32 (the master weights' type).
 struct ConvDescs {
   ConvDescs(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y, bool bias,
             Precision precision)
       : bias(bias ? PlainDesc({w[0]}) : memory::desc()),
         winograd_(PrefersWinograd(p, x, w, y, precision)) {
-    const auto read =
+    const auto type =
         precision == Precision::kBF16 ? memory::data_type::bf16 : memory::data_type::f32;
     Shape w_dims = w;
     if (p.group > 1) w_dims = {p.group, w[0] / p.group, w[1], w[2], w[3]};
-    x_in = AnyDesc(x, read);
-    x_out = AnyDesc(x);
-    y_in = AnyDesc(y, read);
-    y_out = AnyDesc(y);
-    w_in = AnyDesc(w_dims, read);
+    x_md = AnyDesc(x, type);
+    y_md = AnyDesc(y, type);
+    w_in = AnyDesc(w_dims, type);
     w_out = AnyDesc(w_dims);
     w_plain = PlainDesc(w_dims);
     strides = {p.stride, p.stride};
@@ -78,7 +75,7 @@ struct ConvDescs {
 
   dnnl::convolution_forward::primitive_desc Forward(const dnnl::engine& engine) const {
     return Create([&](algorithm a) {
-      dnnl::convolution_forward::desc desc(prop_kind::forward_training, a, x_in, w_in, bias, y_out,
+      dnnl::convolution_forward::desc desc(prop_kind::forward_training, a, x_md, w_in, bias, y_md,
                                            strides, dilates, pads, pads);
       return dnnl::convolution_forward::primitive_desc(desc, Attributes(), engine);
     });
@@ -87,7 +84,7 @@ struct ConvDescs {
   dnnl::convolution_backward_weights::primitive_desc BackwardWeights(
       const dnnl::engine& engine, const dnnl::convolution_forward::primitive_desc& hint) const {
     return Create([&](algorithm a) {
-      dnnl::convolution_backward_weights::desc desc(a, x_in, w_out, bias, y_in, strides, dilates,
+      dnnl::convolution_backward_weights::desc desc(a, x_md, w_out, bias, y_md, strides, dilates,
                                                     pads, pads);
       return dnnl::convolution_backward_weights::primitive_desc(desc, Attributes(), engine, hint);
     });
@@ -96,14 +93,13 @@ struct ConvDescs {
   dnnl::convolution_backward_data::primitive_desc BackwardData(
       const dnnl::engine& engine, const dnnl::convolution_forward::primitive_desc& hint) const {
     return Create([&](algorithm a) {
-      dnnl::convolution_backward_data::desc desc(a, x_out, w_in, y_in, strides, dilates, pads,
-                                                 pads);
+      dnnl::convolution_backward_data::desc desc(a, x_md, w_in, y_md, strides, dilates, pads, pads);
       return dnnl::convolution_backward_data::primitive_desc(desc, Attributes(), engine, hint);
     });
   }
 
-  memory::desc x_in, x_out, y_in, y_out, w_in, w_out;  // layout "any"
-  memory::desc bias, w_plain;                          // w in oihw, or goihw with groups
+  memory::desc x_md, y_md, w_in, w_out;  // layout "any"
+  memory::desc bias, w_plain;            // w in oihw, or goihw with groups
   memory::dims strides, dilates, pads;
 
  private:

@@ -28,8 +28,8 @@ bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const 
 
 // Y = conv(X, W) + b on oneDNN. The primitive picks the activation and weight layouts (blocked);
 // X is reordered only when it arrives in another layout, the plain W every run (cached reorder).
-// In the context's precision bf16, X and W are converted to bfloat16 in those reorders and Y
-// (like dW and dX of ConvGradientOp) is written in fp32.
+// In the context's precision bf16, X (unless it already is) and W are converted to bfloat16 in
+// those reorders and Y is written in bfloat16, as ConvGradientOp writes dX (dW stays fp32).
 class ConvOp final : public Operator<CPUContext> {
  public:
   ConvOp(const OperatorDef& def, Workspace* ws, CPUContext* context);

@@ -8,25 +8,35 @@ namespace crossbow::dnnl_utils {
 
 memory::dims Dims(const Shape& shape) { return memory::dims(shape.begin(), shape.end()); }
 
-memory::desc PlainDesc(const Shape& shape) {
+memory::desc PlainDesc(const Shape& shape, memory::data_type type) {
   memory::dims strides(shape.size(), 1);
   for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) {
     strides[i] = strides[i + 1] * shape[i + 1];
   }
-  return memory::desc(Dims(shape), memory::data_type::f32, strides);
+  return memory::desc(Dims(shape), type, strides);
 }
 
-memory::desc DescOf(const Tensor& t) { return t.is_plain() ? PlainDesc(t.shape()) : t.layout(); }
+memory::desc DescOf(const Tensor& t) {
+  return t.is_plain() ? PlainDesc(t.shape(), ToDnnlType(t.dtype())) : t.layout();
+}
 
 memory::desc AnyDesc(const Shape& shape, memory::data_type type) {
   return memory::desc(Dims(shape), type, memory::format_tag::any);
 }
 
-bool IsPlain(const memory::desc& md, const Shape& shape) { return md == PlainDesc(shape); }
+memory::desc WithType(const memory::desc& md, memory::data_type type) {
+  dnnl_memory_desc_t raw = md.data;
+  raw.data_type = static_cast<dnnl_data_type_t>(type);
+  return memory::desc(raw);
+}
+
+bool IsPlain(const memory::desc& md, const Shape& shape) {
+  return md == PlainDesc(shape, md.data_type());
+}
 
 void ResizeTo(Tensor* t, const Shape& shape, const memory::desc& md) {
   if (IsPlain(md, shape)) {
-    t->Resize(shape);
+    t->Resize(shape, FromDnnlType(md.data_type()));
   } else {
     t->ResizeBlocked(shape, md);
   }
@@ -67,7 +77,7 @@ void ReorderTo(const Tensor& src, const memory::desc& md, Tensor* dst, CPUContex
 }
 
 void CopyToPlain(const Tensor& src, float* out, CPUContext* ctx) {
-  if (src.is_plain()) {
+  if (src.is_plain() && src.dtype() == DataType::kFloat32) {
     std::memcpy(out, src.raw_data(), src.nbytes());
     return;
   }

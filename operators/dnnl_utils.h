@@ -13,12 +13,14 @@ using dnnl::memory;
 
 memory::dims Dims(const Shape& shape);
 // Row-major descriptor of this shape (nchw for 4-D, nc for 2-D, x for 1-D).
-memory::desc PlainDesc(const Shape& shape);
-// The tensor's own layout: its blocked descriptor, or the plain one.
+memory::desc PlainDesc(const Shape& shape, memory::data_type type = memory::data_type::f32);
+// The tensor's own layout and type: its blocked descriptor, or the plain one.
 memory::desc DescOf(const Tensor& t);
 // Format "any": lets a primitive pick the layout (blocked for convolutions).
 memory::desc AnyDesc(const Shape& shape, memory::data_type type = memory::data_type::f32);
-// Gives `t` this shape with layout `md`, recording it as plain when md is row-major.
+// `md` with its type replaced by `type` (same dimensions and layout).
+memory::desc WithType(const memory::desc& md, memory::data_type type);
+// Gives `t` this shape with layout and type `md`, recording it as plain when md is row-major.
 void ResizeTo(Tensor* t, const Shape& shape, const memory::desc& md);
 bool IsPlain(const memory::desc& md, const Shape& shape);
 
@@ -29,7 +31,8 @@ inline memory Wrap(const Tensor& t, CPUContext* ctx) { return Wrap(t, DescOf(t),
 // Copies `src` into `dst` laid out as `md` (dst is resized to src's shape).
 // Builds its reorder on every call: for one-off copies; operators use ReorderCache.
 void ReorderTo(const Tensor& src, const memory::desc& md, Tensor* dst, CPUContext* ctx);
-// Row-major copy of any tensor (plain bytes are copied as they are), into nbytes() of memory.
+// Row-major float32 copy of any float tensor (plain float32 bytes are copied as they are), into
+// numel() floats.
 void CopyToPlain(const Tensor& src, float* out, CPUContext* ctx);
 
 // The attributes every primitive that Execute runs is created with: its scratchpad is the

@@ -32,7 +32,8 @@ DropoutOp::DropoutOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
       is_test_(Arg<bool>("is_test", false)) {}
 
 void DropoutOp::Run() {
-  const Tensor& x = Input(0);
+  const Tensor& x =
+      to_float_.As(Input(0), WithType(DescOf(Input(0)), memory::data_type::f32), context_);
   Tensor* y = Output(0);
   if (is_test_) {
     CopyInto(x, y);

@@ -10,7 +10,8 @@ namespace crossbow {
 float CheckedRatio(const OperatorDef& def);
 
 // Inverted dropout. Training: Y = X * mask / (1 - ratio), mask ~ Bernoulli(1 - ratio) drawn
-// from the context's generator, both in X's layout (element-wise over its bytes). Test: Y = X.
+// from the context's generator, both in X's layout (element-wise over its bytes) and in float32
+// (a bfloat16 X is converted first). Test: Y = X.
 class DropoutOp final : public Operator<CPUContext> {
  public:
   DropoutOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
@@ -19,6 +20,7 @@ class DropoutOp final : public Operator<CPUContext> {
  private:
   const float ratio_;
   const bool is_test_;
+  ReorderCache to_float_;
 };
 
 // dX = dY * mask / (1 - ratio) (dX = dY in test mode), in the mask's layout.

@@ -25,12 +25,12 @@ namespace {
 // What the inner product sees of X and W: a plain X as [N, K] with W plain [M, K]; a blocked X
 // (nChw16c after global pooling, say) as it is, with W viewed as [M, C, H, W] and laid out as
 // the primitive picks, so that X is never reordered. In precision bf16 the primitives read X
-// and W as bfloat16 copies laid out as they pick, and dY as a plain bfloat16 copy, and write
-// fp32, as the convolutions do.
+// and W as bfloat16 copies laid out as they pick (X as it is where it already is), and dY as a
+// plain bfloat16 copy; they write Y and dW in fp32 and dX in X's own layout and type.
 struct FCLayout {
   FCLayout(const Tensor& t, const Shape& w, const Shape& y, Precision precision) {
     if (t.is_plain()) {
-      x = PlainDesc({t.dim(0), w[1]});
+      x = PlainDesc({t.dim(0), w[1]}, DescOf(t).data_type());
       w_plain = w_out = PlainDesc(w);
     } else {
       Shape w_dims = t.shape();

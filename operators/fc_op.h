@@ -10,7 +10,8 @@ namespace crossbow {
 Shape FCOutputShape(const OperatorDef& def, const Shape& x, const Shape& w, const Shape* b);
 
 // Y = X W^T + b on oneDNN's inner product; Y is plain [N, M]. In the context's precision bf16,
-// X and W (and, backwards, dY) are read as bfloat16 and Y (dW, db, dX) written in fp32.
+// X and W (and, backwards, dY) are read as bfloat16, Y (dW, db) written in fp32 and dX in X's
+// type.
 class FCOp final : public Operator<CPUContext> {
  public:
   using Operator::Operator;
@@ -25,7 +26,7 @@ class FCOp final : public Operator<CPUContext> {
   ReorderCache x_reorder_, w_reorder_;
 };
 
-// (X, W, dY) -> (dW, db, dX): dW and db plain, dX in X's layout. db and dX may be unnamed.
+// (X, W, dY) -> (dW, db, dX): dW and db plain, dX in X's layout and type. db and dX may be unnamed.
 class FCGradientOp final : public Operator<CPUContext> {
  public:
   FCGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context);

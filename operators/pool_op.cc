@@ -66,7 +66,8 @@ void PoolOp<kKind>::Run() {
   if (x_md != x_md_) {
     const PoolWindow w = ComputePoolWindow(def(), kKind, x.shape());
     const prop_kind prop = workspace ? prop_kind::forward_training : prop_kind::forward_inference;
-    pd_ = ForwardDesc(def(), kKind, w, x_md, AnyDesc(w.output), prop, context_->engine());
+    pd_ = ForwardDesc(def(), kKind, w, x_md, AnyDesc(w.output, x_md.data_type()), prop,
+                      context_->engine());
     primitive_ = dnnl::pooling_forward(pd_);
     x_md_ = x_md;
     y_md_ = pd_.dst_desc();
@@ -96,13 +97,15 @@ void PoolGradientOp<kKind>::Run() {
   const Tensor& x = Input(0);
   const Tensor& dy_in = Input(kMax ? 2 : 1);
   const memory::desc x_md = DescOf(x);
-  // MaxPool's workspace indexes Y's layout, so dY must come in it; average pooling takes dY's.
-  const memory::desc y_md = kMax ? DescOf(Input(1)) : DescOf(dy_in);
+  // MaxPool's workspace indexes Y's layout, so dY must come in it; average pooling takes dY's,
+  // in X's type.
+  const memory::desc y_md = kMax ? DescOf(Input(1)) : WithType(DescOf(dy_in), x_md.data_type());
   if (x_md != x_md_ || y_md != y_md_) {
     const PoolWindow w = ComputePoolWindow(def(), kKind, x.shape());
     EnforceOutputShapes(w.output);  // before oneDNN sees them
-    auto hint = ForwardDesc(def(), kKind, w, x_md, kMax ? y_md : AnyDesc(w.output),
-                            prop_kind::forward_training, context_->engine());
+    auto hint =
+        ForwardDesc(def(), kKind, w, x_md, kMax ? y_md : AnyDesc(w.output, x_md.data_type()),
+                    prop_kind::forward_training, context_->engine());
     auto desc = dnnl::pooling_backward::desc(PoolAlgorithm(def(), kKind), x_md, y_md, w.strides,
                                              w.kernel, w.padding, w.padding);
     pd_ = dnnl::pooling_backward::primitive_desc(desc, Attributes(), context_->engine(), hint);
@@ -114,7 +117,7 @@ void PoolGradientOp<kKind>::Run() {
     y_shape_ = w.output;
   }
   EnforceOutputShapes(y_shape_);
-  const Tensor* dy = kMax ? &dy_to_y_layout_.As(dy_in, y_md, context_) : &dy_in;
+  const Tensor* dy = &dy_to_y_layout_.As(dy_in, y_md, context_);
   Tensor* dx = Output(0);
   ResizeTo(dx, x.shape(), dx_md_);
   std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, Wrap(*dy, y_md, context_)},

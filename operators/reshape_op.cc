@@ -50,15 +50,15 @@ void EnforceSameSize(const OperatorDef& def, const Shape& dy, const Shape& x) {
 
 namespace {
 
-// Y = X's elements in row-major order under `shape`, plain.
+// Y = X's elements in row-major order under `shape`, plain, in X's type.
 void CopyReshaped(const Tensor& x, const Shape& shape, Tensor* y, ReorderCache* to_plain,
                   CPUContext* ctx) {
   if (x.is_plain()) {
     y->Resize(shape, x.dtype());
     std::memcpy(y->raw_data(), x.raw_data(), x.nbytes());
   } else {
-    y->Resize(shape);
-    to_plain->Run(x, DescOf(x), y, PlainDesc(x.shape()), ctx);
+    y->Resize(shape, x.dtype());
+    to_plain->Run(x, DescOf(x), y, PlainDesc(x.shape(), DescOf(x).data_type()), ctx);
   }
 }
 

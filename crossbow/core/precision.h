@@ -8,13 +8,16 @@
 namespace crossbow {
 
 // Precision (declared in context.h, which holds one): the arithmetic of convolutions and fully
-// connected layers. Weights, momentum, the averaged model and batch-norm statistics stay fp32
-// in every precision; so do activations between operators.
+// connected layers, and on CPUs the type of activations between them. Weights, gradients of
+// weights, momentum, the averaged model and batch-norm statistics stay fp32 in every precision.
 //   fp32  exact single precision everywhere (the default)
 //   bf16  CPUs with AVX512-BF16 or AMX, and GPUs: convolutions (and, on CPUs, fully connected
 //         layers) read their input and weights (and, backwards, the output's gradient) as
-//         bfloat16, accumulate in fp32 and write fp32; on GPUs matrix products use TF32 tensor
-//         cores
+//         bfloat16 and accumulate in fp32. On CPUs convolutions write Y and dX in bfloat16, and
+//         batch norm, ReLU, pooling, the residual add, channel padding and reshapes pass
+//         bfloat16 on as they get it (computing in fp32 inside), so a ResNet converts nothing
+//         between its convolutions; fully connected layers and losses write fp32. On GPUs
+//         convolutions write fp32, and matrix products use TF32 tensor cores
 //   fp16  GPUs: as bf16 in IEEE half precision, whose range ends at 65504 and whose normal
 //         numbers start at 6e-5, so each convolution's backward pass scales the output's
 //         gradient by a power of two that brings its largest magnitude to [0.5, 1) and divides

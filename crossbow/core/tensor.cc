@@ -91,8 +91,7 @@ void Tensor::Resize(const Shape& shape, DataType dtype) {
   Reserve(nbytes());
 }
 
-namespace {
-DataType FromDnnl(dnnl::memory::data_type type) {
+DataType FromDnnlType(dnnl::memory::data_type type) {
   switch (type) {
     case dnnl::memory::data_type::s32:
       return DataType::kInt32;
@@ -106,13 +105,29 @@ DataType FromDnnl(dnnl::memory::data_type type) {
       return DataType::kFloat32;
   }
 }
-}  // namespace
+
+dnnl::memory::data_type ToDnnlType(DataType type) {
+  switch (type) {
+    case DataType::kInt32:
+      return dnnl::memory::data_type::s32;
+    case DataType::kUInt8:
+      return dnnl::memory::data_type::u8;
+    case DataType::kBFloat16:
+      return dnnl::memory::data_type::bf16;
+    case DataType::kFloat16:
+      return dnnl::memory::data_type::f16;
+    case DataType::kFloat32:
+      return dnnl::memory::data_type::f32;
+    default:
+      throw ValueError(detail::Concat("oneDNN has no type for ", DataTypeName(type), " tensors"));
+  }
+}
 
 void Tensor::ResizeBlocked(const Shape& shape, const dnnl::memory::desc& layout) {
   CROSSBOW_ENFORCE(is_cpu(), "blocked layouts exist on the CPU only; tensor is on ",
                    device_.ToString());
   shape_ = shape;
-  dtype_ = FromDnnl(layout.data_type());
+  dtype_ = FromDnnlType(layout.data_type());
   blocked_ = true;
   layout_ = layout;
   Reserve(nbytes());

@@ -21,6 +21,9 @@ enum class DataType : uint8_t {
 };
 
 size_t DataTypeSize(DataType type);
+// oneDNN's names for the same types, both ways; int64 has none.
+DataType FromDnnlType(dnnl::memory::data_type type);
+dnnl::memory::data_type ToDnnlType(DataType type);
 const char* DataTypeName(DataType type);
 template <typename T>
 DataType DataTypeOf();

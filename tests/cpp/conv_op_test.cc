@@ -141,7 +141,8 @@ TEST(ConvGradient, BlockedInputsAndMissingOutputs) {
 }
 
 // In precision bf16 a convolution reads X, W and dY as bfloat16 and accumulates in fp32: its
-// results are those of the fp32 convolution of the rounded tensors, up to summation order.
+// results are those of the fp32 convolution of the rounded tensors, up to summation order, with
+// Y and dX rounded to bfloat16 (dW stays fp32).
 TEST(Conv, Bf16EqualsFp32OnTheRoundedInputs) {
   if (!CpuHasBf16()) GTEST_SKIP() << "this CPU has " << CpuIsaName() << ", not AVX512-BF16 or AMX";
   for (const ConvCase& c : kCases) {
@@ -160,8 +161,11 @@ TEST(Conv, Bf16EqualsFp32OnTheRoundedInputs) {
     for (const char* name : {"X", "W", "dY"}) RoundBlobToBf16(rounded, name);
     rounded.Run(ConvDef(c));
     rounded.Run(MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "", "dX"}, args));
-    for (const char* name : {"Y", "dW", "dX"}) {
-      EXPECT_LT(MaxAbsDiff(bf16.Fetch(name), rounded.Fetch(name)), 1e-4f) << name;
+    EXPECT_LT(MaxAbsDiff(bf16.Fetch("dW"), rounded.Fetch("dW")), 1e-4f);
+    EXPECT_EQ(bf16.ws().GetTensor("dW")->dtype(), DataType::kFloat32);
+    for (const char* name : {"Y", "dX"}) {
+      EXPECT_EQ(bf16.ws().GetTensor(name)->dtype(), DataType::kBFloat16) << name;
+      ExpectBf16RoundingOf(bf16.Fetch(name), rounded.Fetch(name), name);
     }
     // and they differ from the fp32 convolution of the unrounded inputs by bf16's rounding,
     // whose errors add like a random walk over the terms of each output's sum.

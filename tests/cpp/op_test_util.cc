@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "crossbow/core/bfloat16.h"
 #include "operators/dnnl_utils.h"
 
 namespace crossbow::testing {
@@ -54,18 +55,27 @@ std::vector<float> OpHarness::Fetch(const std::string& name) {
   return out;
 }
 
-float RoundToBf16(float x) {
-  uint32_t bits = 0;
-  std::memcpy(&bits, &x, sizeof bits);
-  bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
-  std::memcpy(&x, &bits, sizeof bits);
-  return x;
-}
+float RoundToBf16(float x) { return Bf16ToFloat(FloatToBf16(x)); }
 
 void RoundBlobToBf16(OpHarness& h, const std::string& name) {
   std::vector<float> v = h.Fetch(name);
   for (float& x : v) x = RoundToBf16(x);
   h.Feed(name, h.ShapeOf(name), v);
+}
+
+void ExpectBf16RoundingOf(const std::vector<float>& bf16, const std::vector<float>& exact,
+                          const std::string& what) {
+  ASSERT_EQ(bf16.size(), exact.size()) << what;
+  int wrong = 0;
+  for (size_t i = 0; i < bf16.size(); ++i) {
+    // bfloat16 keeps 8 significant bits: one unit in the last place is at most |x| / 128.
+    const float tolerance = std::fabs(exact[i]) / 128.f + 1e-4f;
+    if (std::fabs(bf16[i] - exact[i]) > tolerance && ++wrong <= 3) {
+      ADD_FAILURE() << what << "[" << i << "] = " << bf16[i] << ", expected " << exact[i]
+                    << " within " << tolerance;
+    }
+  }
+  EXPECT_EQ(wrong, 0) << what << ": elements off by more than bfloat16's rounding";
 }
 
 float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
@@ -89,7 +99,8 @@ std::vector<float> FeedBlocked(OpHarness& h, const std::string& name, const Shap
 
 void CopyToBlocked(OpHarness& h, const std::string& from, const std::string& to,
                    dnnl::memory::format_tag tag) {
-  const Tensor src = *h.ws().GetTensor(from);
+  Tensor src;  // a copy of its own bytes: `to` may be `from`, whose bytes the reorder reuses
+  CopyTensor(*h.ws().GetTensor(from), &src);
   dnnl_utils::ReorderTo(src, BlockedDesc(src.shape(), tag), h.ws().CreateTensor(to), &h.context());
   ASSERT_FALSE(h.ws().GetTensor(to)->is_plain());
 }

@@ -59,6 +59,10 @@ float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b);
 float RoundToBf16(float x);
 // Replaces the blob's values by their bfloat16 roundings.
 void RoundBlobToBf16(OpHarness& h, const std::string& name);
+// Each of `bf16` is `exact` rounded to bfloat16, give or take one unit in the last place (the
+// sums behind them may run in another order), within 1e-4 of 0.
+void ExpectBf16RoundingOf(const std::vector<float>& bf16, const std::vector<float>& exact,
+                          const std::string& what);
 
 // ---- layouts ----------------------------------------------------------------------
 
