@@ -85,14 +85,6 @@ def torch_worker(batch, iters, threads, mode, precision):
     return {"times": times, "threads": torch.get_num_threads(), "first_step_s": first_s}
 
 
-def refuse_bf16_without_the_instructions():
-    import crossbow._C as C
-
-    if not C.cpu_has_bf16():
-        sys.exit(f"bench_step: --precisions bf16 needs a CPU with AVX512-BF16 or AMX; oneDNN "
-                 f"finds {C.cpu_isa()} here")
-
-
 def run_worker(kind, batch, threads, peer_python, mode, precision):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     python = sys.executable
@@ -170,7 +162,7 @@ def main():
         return
 
     if "bf16" in args.precisions:
-        refuse_bf16_without_the_instructions()
+        peer.require_crossbow_bf16("bench_step", "--precisions")
     info = peer.describe(args.peer_python)
     modes, notes = peer.modes(info, args.modes)
     print(peer.banner(info), *notes, sep="\n")

@@ -21,6 +21,9 @@ Both sides alike:
               `crossbow convert imageset --by_folder` from the JPEGs of ../shared/data) with
               that many decode threads; the peer holds the same images, decoded once, in memory
               and augments them in a DataLoader with num_workers=--workers.
+  precision   --precision fp32 (default) or bf16: Crossbow's --precision, and the peer's
+              mixed-precision recipe, torch.autocast("cpu", torch.bfloat16) around the forward
+              pass and loss (evaluation under it too).
   threads     the peer runs torch.set_num_threads(--threads) (all cores by default) and prints
               what it got; Crossbow's learners run one thread each on the same cores.
   measurement both sides log (time, images) through the run, and one function turns each log
@@ -57,7 +60,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CIFAR_TAR = os.path.join(ROOT, "..", "shared", "data", "cifar10-jpg.tar.gz")
 
 PEER = r'''
-import json, os, sys, time
+import contextlib, json, os, sys, time
 import numpy as np
 import torch, torch.nn.functional as F
 import torchvision
@@ -110,8 +113,16 @@ model = resnet(32 if mode == "hardware" else 20)
 opt = torch.optim.SGD(model.parameters(), 0.1, momentum=0.9, weight_decay=1e-4)
 model, layout = prepare(model, spec["peer_mode"])
 
+def autocast():
+    """bf16: PyTorch's mixed-precision recipe on CPUs, autocast around forward and loss."""
+    if spec["precision"] == "bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
 def step(x, y):
-    loss = F.cross_entropy(model(layout(x)), y); opt.zero_grad(); loss.backward(); opt.step()
+    with autocast():
+        loss = F.cross_entropy(model(layout(x)), y)
+    opt.zero_grad(); loss.backward(); opt.step()
 
 # torch.compile compiles on its first step: that step is timed apart and kept out of the rates.
 compiling = spec["peer_mode"] == "compile"
@@ -142,8 +153,8 @@ while elapsed < spec["seconds"] and epoch < 20:
             step(x, y)
     elapsed += time.perf_counter() - start; sched.step(); epoch += 1
     model.eval(); correct = n = 0
-    with torch.no_grad():
-        for x, y in test: correct += hits(model(layout(x)), y); n += len(y)
+    with torch.no_grad(), autocast():
+        for x, y in test: correct += hits(model(layout(x)).float(), y); n += len(y)
     print(json.dumps({"epoch": epoch, "time": elapsed, "accuracy": correct / n}), flush=True)
     if correct / n >= spec["target"]:
         break
@@ -173,7 +184,8 @@ def run_peer(args, mode, folder, batch, seconds, peer_mode, target=0.8):
     """The peer's JSON lines after those that describe it (threads, workers, compile time),
     which are printed."""
     spec = dict(mode=mode, folder=folder, work=args.work, batch=batch, seconds=seconds,
-                target=target, threads=args.threads, workers=args.workers, peer_mode=peer_mode)
+                target=target, threads=args.threads, workers=args.workers, peer_mode=peer_mode,
+                precision=args.precision)
     out = subprocess.run([args.peer_python, "-c", PEER, json.dumps(spec)], env=peer.env(),
                          check=True, capture_output=True, text=True)
     lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
@@ -230,7 +242,7 @@ def hardware(args, folder, dbs):
         result = crossbow.Trainer(net="resnet32", train_db=dbs["train"], batch_size=16,
                                   learners="auto", sync="sma", time_limit=args.seconds, lr=0.1,
                                   workers=args.workers, metrics=metrics, log_every=10,
-                                  progress=False).fit()
+                                  precision=args.precision, progress=False).fit()
         print(json.dumps({"round": r, "autotune": result["autotune"],
                           "learners": result["learners_per_device"]}), flush=True)
         # Overall: the trainer's images over its elapsed time, the autotuner's trials in both.
@@ -244,7 +256,8 @@ def hardware(args, folder, dbs):
         print(json.dumps({"round": r, **{k: {s: v[s][-1] for s in v} for k, v in rows.items()}}),
               flush=True)
     med = {k: {s: statistics.median(v[s]) for s in v} for k, v in rows.items()}
-    print(f"ResNet-32, CIFAR-10, medians of {args.rounds} interleaved rounds of {args.seconds} s;"
+    print(f"ResNet-32, CIFAR-10, {args.precision}, medians of {args.rounds} interleaved rounds of "
+          f"{args.seconds} s;"
           f" steady: median of {args.window} s windows over the second half of the measured "
           "phase; overall: the whole run (Crossbow's autotuning included, the peer's compile "
           "not); ratio: Crossbow's images/s over the peer's")
@@ -258,7 +271,8 @@ def hardware(args, folder, dbs):
               f"{cb['steady'] / pt['steady']:.2f}x steady, {cb['overall'] / pt['overall']:.2f}x "
               "overall)")
     for kind in ("steady", "overall"):
-        print(json.dumps({"bench": "train_hardware", "rate": kind, "crossbow": cb[kind],
+        print(json.dumps({"bench": "train_hardware", "rate": kind, "precision": args.precision,
+                          "crossbow": cb[kind],
                           **peer.ratios(cb[kind], {f"b{b}_{m}": med[f"torch_b{b}_{m}"][kind]
                                                    for b, m in peers})}))
 
@@ -273,7 +287,8 @@ def statistical(args, folder, dbs):
                               batch_size=16, learners="auto", sync="sma", epochs=20, lr=0.025,
                               lr_policy="multistep", steps=[4], weight_decay=1e-4,
                               target_accuracy=0.8, metrics=metrics, workers=args.workers,
-                              checkpoint_dir=checkpoints, resume=args.resume).fit()
+                              checkpoint_dir=checkpoints, resume=args.resume,
+                              precision=args.precision).fit()
     ours = result["time_to_accuracy_s"]
     print(json.dumps({"crossbow_time_to_80": ours, "learners": result["learners_per_device"],
                       "resumed": result["resumed"]}), flush=True)
@@ -285,7 +300,8 @@ def statistical(args, folder, dbs):
         print(json.dumps({"torch_time_to_80": times[m], "peer_mode": m}), flush=True)
     reached = {m: t for m, t in times.items() if t}
     if ours and reached:  # ratios of rates (1 / time): the peer's time over Crossbow's
-        print(json.dumps({"bench": "train_statistical", "crossbow_time_to_80": ours,
+        print(json.dumps({"bench": "train_statistical", "precision": args.precision,
+                          "crossbow_time_to_80": ours,
                           **peer.ratios(1 / ours, {m: 1 / t for m, t in reached.items()})}))
 
 
@@ -379,10 +395,16 @@ def main():
     ap.add_argument("--sweep-seconds", type=float, default=45,
                     help="compare: seconds of each run of the sweep over H")
     ap.add_argument("--workers", type=int, default=2, help="loader workers, both sides")
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                    help="hardware, statistical: both sides (Crossbow's --precision; the peer's "
+                         "bf16 is torch.autocast around forward and loss); bf16 needs a CPU "
+                         "with AVX512-BF16 or AMX")
     ap.add_argument("--window", type=float, default=5.0, help="seconds per measured window")
     ap.add_argument("--resume", action="store_true",
                     help="statistical: go on from the checkpoint of an earlier run")
     args = ap.parse_args()
+    if args.precision == "bf16":
+        peer.require_crossbow_bf16("bench_train", "--precision")
     os.makedirs(args.work, exist_ok=True)
     if args.mode != "compare":
         info = peer.describe(args.peer_python)

@@ -75,6 +75,16 @@ def modes(info, wanted=MODES):
         f"torch {info['torch']} has no torch.compile: mode compile skipped"]
 
 
+def require_crossbow_bf16(program, flag):
+    """Exits naming the missing instructions where Crossbow cannot run bf16 on this CPU (the
+    peer's autocast would run, slowly, anywhere: a comparison there would mean nothing)."""
+    import crossbow._C as C
+
+    if not C.cpu_has_bf16():
+        sys.exit(f"{program}: {flag} bf16 needs a CPU with AVX512-BF16 or AMX; oneDNN finds "
+                 f"{C.cpu_isa()} here")
+
+
 def ratios(ours, peer_rates):
     """Crossbow's rate against each peer mode's rate (higher is faster on both sides) and
     against the fastest of them: {"ratio_vs_<mode>": ..., "ratio_vs_best": ..., "best_mode"}."""

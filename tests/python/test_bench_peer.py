@@ -110,3 +110,21 @@ def test_torch_modes_lay_out_model_and_input():
     out = subprocess.run([sys.executable, "-c", TORCH_MODES_CHECK], env=peer.env(),
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("script, flag", [("bench_step.py", "--precisions"),
+                                          ("bench_train.py", "--precision")])
+def test_a_bf16_benchmark_on_a_cpu_without_it_says_what_the_cpu_has(tmp_path, script, flag):
+    """Under ONEDNN_MAX_CPU_ISA=AVX2 Crossbow has no bf16: both benchmarks stop before any work
+    (no peer asked, no data made), naming the flag and what oneDNN finds."""
+    pytest.importorskip("crossbow._C")
+    args = [sys.executable, os.path.join(SCRIPTS, script)]
+    args += ["hardware", "--work", str(tmp_path / "work")] if script == "bench_train.py" else []
+    run = subprocess.run(args + [flag, "bf16", "--peer-python", str(tmp_path / "nowhere")],
+                         env=dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2"), capture_output=True,
+                         text=True, timeout=120)
+    name = script[:-3]
+    assert run.returncode == 1, run.stderr
+    assert (f"{name}: {flag} bf16 needs a CPU with AVX512-BF16 or AMX; oneDNN finds avx2 here"
+            in run.stderr), run.stderr
+    assert "Traceback" not in run.stderr and not (tmp_path / "work").exists()
