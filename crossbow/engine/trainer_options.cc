@@ -315,8 +315,8 @@ const std::vector<Entry>& Entries() {
       CROSSBOW_ENGINE(
           "precision", precision, "", OneOf(PrecisionNames),
           "arithmetic of convolutions and FC layers: fp32; bf16 on GPUs and on CPUs with "
-          "AVX512-BF16 or AMX; tf32 and fp16 (scaled per tensor) on GPUs (weights, "
-          "momentum, the average model and batch-norm statistics stay fp32)"),
+          "AVX512-BF16 or AMX (on CPUs activations too); tf32 and fp16 (scaled per tensor) on "
+          "GPUs (weights, momentum, the average model and batch-norm statistics stay fp32)"),
       CROSSBOW_ENGINE("threads_per_learner", threads_per_learner, "threads", Above(0),
                       "threads each learner's operators run on"),
       CROSSBOW_TRAINER("eval_every", eval_every, "iterations", AtLeast(0),
