@@ -196,6 +196,30 @@ def test_bf16_learns_as_fp32_does():
 
 
 @needs_native
+def test_a_bf16_checkpoint_holds_what_an_fp32_one_does_and_fp32_resumes_from_it(tmp_path):
+    """Checkpoints store fp32 whatever the precision: a bf16 run's checkpoint has the same
+    float32/int32 tensors, of the same shapes, as an fp32 run's (load_tensors reads those two
+    types alone, so a bfloat16 tensor would be missing), and an fp32 run resumes from it."""
+    C = crossbow._native.load()
+    if not C.cpu_has_bf16():
+        pytest.skip(f"this CPU has {C.cpu_isa()}, not AVX512-BF16 or AMX")
+    files = {}
+    for precision in ("fp32", "bf16"):
+        folder = tmp_path / precision
+        crossbow.Trainer(net="lenet", train_db=_blobs(), batch_size=16, learners=2,
+                         iterations=5, checkpoint_dir=str(folder), precision=precision,
+                         progress=False).fit()
+        files[precision] = C.load_tensors(str(folder / "checkpoint.cbt"))
+    assert {k: v.shape for k, v in files["bf16"].items()} == {
+        k: v.shape for k, v in files["fp32"].items()}
+    assert all(v.dtype in (np.float32, np.int32) for v in files["bf16"].values())
+    resumed = crossbow.Trainer(net="lenet", train_db=_blobs(), batch_size=16, learners=2,
+                               iterations=8, checkpoint_dir=str(tmp_path / "bf16"), resume=True,
+                               precision="fp32", progress=False).fit()
+    assert resumed["resumed"] and resumed["iterations"] == 8
+
+
+@needs_native
 @pytest.mark.slow
 def test_resnet20_in_bf16_trains_as_fp32_does(tmp_path):
     """Two epochs of the bundled CIFAR-10 sample, one learner, the same seed: each training-loss
