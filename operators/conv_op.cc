@@ -177,10 +177,10 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
   auto hint = descs.Forward(context_->engine());
   if (want_weights_) {
     auto pd = descs.BackwardWeights(context_->engine(), hint);
-    weights_primitive_ = dnnl::convolution_backward_weights(pd);
+    weights_.Build(dnnl::convolution_backward_weights(pd), pd.diff_weights_desc(), descs.w_plain,
+                   w.shape());
     bw_x_md_ = pd.src_desc();
     bw_dy_md_ = pd.diff_dst_desc();
-    bw_dw_md_ = pd.diff_weights_desc();
   }
   if (want_data_) {
     auto pd = descs.BackwardData(context_->engine(), hint);
@@ -205,26 +205,12 @@ void ConvGradientOp::Run() {
   memory dy_for_weights;
   if (want_weights_) {
     dy_for_weights = dy_for_weights_.Convert(dy, dy_md_, bw_dy_md_, context_);
-    BackwardWeights(x, dy_for_weights);
+    weights_.Run(x_for_weights_.Convert(x, x_md_, bw_x_md_, context_), dy_for_weights,
+                 HasOutput(0) ? Output(0) : nullptr, want_bias_ ? Output(1) : nullptr, context_);
   }
   if (want_data_)
     BackwardData(
         w, share_dy_ ? dy_for_weights : dy_for_data_.Convert(dy, dy_md_, bd_dy_md_, context_));
-}
-
-void ConvGradientOp::BackwardWeights(const Tensor& x, const memory& dy) {
-  Tensor* dw = HasOutput(0) ? Output(0) : &unwanted_dw_;
-  dw->Resize(w_shape_);
-  std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, x_for_weights_.Convert(x, x_md_, bw_x_md_, context_)},
-      {DNNL_ARG_DIFF_DST, dy},
-      {DNNL_ARG_DIFF_WEIGHTS, dw_to_plain_.Staging(*dw, bw_dw_md_, w_plain_md_, context_)}};
-  if (want_bias_) {
-    Output(1)->Resize({w_shape_[0]});
-    args[DNNL_ARG_DIFF_BIAS] = Wrap(*Output(1), context_);
-  }
-  Execute(weights_primitive_, std::move(args), context_);
-  dw_to_plain_.Commit(dw, context_);
 }
 
 void ConvGradientOp::BackwardData(const Tensor& w, const memory& dy) {

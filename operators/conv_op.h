@@ -2,6 +2,7 @@
 
 #include "crossbow/core/operator.h"
 #include "operators/reorder_cache.h"
+#include "operators/weight_gradient.h"
 
 namespace crossbow {
 
@@ -55,7 +56,6 @@ class ConvGradientOp final : public Operator<CPUContext> {
 
  private:
   void Build(const dnnl::memory::desc& x_md, const dnnl::memory::desc& dy_md);
-  void BackwardWeights(const Tensor& x, const dnnl::memory& dy);
   void BackwardData(const Tensor& w, const dnnl::memory& dy);
 
   ConvParams params_;
@@ -63,12 +63,11 @@ class ConvGradientOp final : public Operator<CPUContext> {
   bool share_dy_ = false;  // both passes take dY in the same layout: reorder it once
   dnnl::memory::desc x_md_, dy_md_, dx_md_, w_plain_md_;
   // Layouts the backward-weights (bw_) and backward-data (bd_) primitives picked.
-  dnnl::memory::desc bw_x_md_, bw_dy_md_, bw_dw_md_, bd_w_md_, bd_dy_md_;
+  dnnl::memory::desc bw_x_md_, bw_dy_md_, bd_w_md_, bd_dy_md_;
   Shape w_shape_;
-  dnnl::convolution_backward_weights weights_primitive_;
+  WeightGradientPass weights_;
   dnnl::convolution_backward_data data_primitive_;
-  ReorderCache x_for_weights_, dy_for_weights_, dw_to_plain_, w_for_data_, dy_for_data_;
-  Tensor unwanted_dw_;  // dW's bytes when only db is wanted
+  ReorderCache x_for_weights_, dy_for_weights_, w_for_data_, dy_for_data_;
 };
 
 }  // namespace crossbow

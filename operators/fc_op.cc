@@ -118,8 +118,8 @@ void FCGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) {
         dnnl::inner_product_backward_weights::desc(layout.x_in, layout.w_out, db, layout.dy_in);
     dnnl::inner_product_backward_weights::primitive_desc pd(desc, Attributes(), context_->engine(),
                                                             hint);
-    weights_primitive_ = dnnl::inner_product_backward_weights(pd);
-    dw_md_ = pd.diff_weights_desc();
+    weights_.Build(dnnl::inner_product_backward_weights(pd), pd.diff_weights_desc(), layout.w_plain,
+                   w.shape());
     src_in_md_ = pd.src_desc();
   }
   if (want_data_) {
@@ -144,23 +144,11 @@ void FCGradientOp::Run() {
   memory::desc x_md = DescOf(x), dy_md = DescOf(dy);
   if (x_md != x_md_ || dy_md != dy_md_ || w.shape() != w_shape_) Build(x_md, dy_md);
   memory dy_in = dy_to_in_.Convert(dy, dy_md_, dy_in_md_, context_);
-  if (want_weights_) BackwardWeights(x, dy_in);
-  if (want_data_) BackwardData(w, dy_in);
-}
-
-void FCGradientOp::BackwardWeights(const Tensor& x, const memory& dy) {
-  Tensor* dw = HasOutput(0) ? Output(0) : &unwanted_dw_;
-  dw->Resize(w_shape_);
-  std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, x_to_in_.Convert(x, src_md_, src_in_md_, context_)},
-      {DNNL_ARG_DIFF_DST, dy},
-      {DNNL_ARG_DIFF_WEIGHTS, dw_to_plain_.Staging(*dw, dw_md_, w_plain_md_, context_)}};
-  if (want_bias_) {
-    Output(1)->Resize({w_shape_[0]});
-    args[DNNL_ARG_DIFF_BIAS] = Wrap(*Output(1), context_);
+  if (want_weights_) {
+    weights_.Run(x_to_in_.Convert(x, src_md_, src_in_md_, context_), dy_in,
+                 HasOutput(0) ? Output(0) : nullptr, want_bias_ ? Output(1) : nullptr, context_);
   }
-  Execute(weights_primitive_, std::move(args), context_);
-  dw_to_plain_.Commit(dw, context_);
+  if (want_data_) BackwardData(w, dy_in);
 }
 
 void FCGradientOp::BackwardData(const Tensor& w, const memory& dy) {

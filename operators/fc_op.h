@@ -2,6 +2,7 @@
 
 #include "crossbow/core/operator.h"
 #include "operators/reorder_cache.h"
+#include "operators/weight_gradient.h"
 
 namespace crossbow {
 
@@ -34,16 +35,14 @@ class FCGradientOp final : public Operator<CPUContext> {
 
  private:
   void Build(const dnnl::memory::desc& x_md, const dnnl::memory::desc& dy_md);
-  void BackwardWeights(const Tensor& x, const dnnl::memory& dy);
   void BackwardData(const Tensor& w, const dnnl::memory& dy);
 
   bool want_weights_, want_bias_, want_data_;
-  dnnl::memory::desc x_md_, dy_md_, dy_in_md_, src_md_, src_in_md_, w_plain_md_, dw_md_, bd_w_md_;
+  dnnl::memory::desc x_md_, dy_md_, dy_in_md_, src_md_, src_in_md_, w_plain_md_, bd_w_md_;
   Shape w_shape_;
-  dnnl::inner_product_backward_weights weights_primitive_;
+  WeightGradientPass weights_;
   dnnl::inner_product_backward_data data_primitive_;
-  ReorderCache x_to_in_, dy_to_in_, dw_to_plain_, w_for_data_;
-  Tensor unwanted_dw_;  // dW's bytes when only db is wanted
+  ReorderCache x_to_in_, dy_to_in_, w_for_data_;
 };
 
 }  // namespace crossbow
