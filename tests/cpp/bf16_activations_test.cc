@@ -40,11 +40,11 @@ memory::desc ActivationLayout(const Shape& shape, memory::data_type type) {
 }
 
 void Feed(OpHarness& h, const Input& in, const std::vector<float>& values, memory::data_type type) {
-  const Tensor* plain = h.Feed(in.name + "_plain", in.shape, values);
   if (!in.activation) {
     h.Feed(in.name, in.shape, values);
     return;
   }
+  const Tensor* plain = h.Feed(in.name + "_plain", in.shape, values);
   dnnl_utils::ReorderTo(*plain, ActivationLayout(in.shape, type), h.ws().CreateTensor(in.name),
                         &h.context());
 }
