@@ -101,8 +101,8 @@ Rule OneOf(std::function<std::vector<std::string>()> names) {
 }
 Rule Any() { return {}; }
 
-enum class Part { kEngine, kTrainer, kPython };
-const char* const kReaders[] = {"engine", "trainer", "python"};
+enum class Part { kEngine, kTrainer, kData, kNet, kFrontEnd };
+const char* const kReaders[] = {"engine", "trainer", "data", "net", "python"};
 
 struct Entry {
   const char* name;
@@ -209,11 +209,17 @@ json OrNull(const T& v) {
   CROSSBOW_OPTION(key, Part::kTrainer, trainer.member, unit, rule, doc, json)
 #define CROSSBOW_UNSET(key, member, unit, rule, doc) \
   CROSSBOW_OPTION(key, Part::kTrainer, trainer.member, unit, rule, doc, OrNull)
-#define CROSSBOW_PYTHON(key, type, unit, rule, doc, value)        \
-  Entry {                                                         \
-    key, type, Part::kPython, unit, rule, doc, false,             \
-        [](const TrainerConfig&) { return json(value); }, nullptr \
+// Read outside the engine and the trainer, which hold no field for them: where the data loader
+// (kData) or the net's spec (kNet) is made, by the Python front end or crossbow_train, or by
+// the front end alone (kFrontEnd); the table holds their defaults.
+#define CROSSBOW_OUTSIDE(part, key, type, unit, rule, doc, value)                              \
+  Entry {                                                                                      \
+    key, type, part, unit, rule, doc, false, [](const TrainerConfig&) { return json(value); }, \
+        nullptr                                                                                \
   }
+#define CROSSBOW_DATA(...) CROSSBOW_OUTSIDE(Part::kData, __VA_ARGS__)
+#define CROSSBOW_NET(...) CROSSBOW_OUTSIDE(Part::kNet, __VA_ARGS__)
+#define CROSSBOW_FRONT_END(...) CROSSBOW_OUTSIDE(Part::kFrontEnd, __VA_ARGS__)
 
 Entry PerRank(Entry e) {
   e.per_rank = true;
@@ -241,8 +247,8 @@ void SetLearners(const json& v, TrainerConfig* c) {
 
 const std::vector<Entry>& Entries() {
   static const std::vector<Entry> entries = {
-      CROSSBOW_PYTHON("batch_size", Type::kInt, "images", Above(0),
-                      "images per learner per iteration", 16),
+      CROSSBOW_DATA("batch_size", Type::kInt, "images", Above(0),
+                    "images per learner per iteration", 16),
       {"learners", Type::kString, Part::kEngine, "", Any(),
        "learners per device: a number, or auto (the autotuner picks)", false, GetLearners,
        SetLearners,
@@ -286,18 +292,18 @@ const std::vector<Entry>& Entries() {
                        "linear warm-up of the rate (composes with any policy)"),
       CROSSBOW_TRAINER("warmup_start", lr.warmup_start, "", Within(0, 1),
                        "warm-up's first factor of the rate"),
-      CROSSBOW_PYTHON("momentum", Type::kFloat, "", Fraction(), "learner momentum", 0.9),
-      CROSSBOW_PYTHON("nesterov", Type::kBool, "", Any(),
-                      "learners take Nesterov momentum steps (PyTorch's SGD nesterov=True)", false),
-      CROSSBOW_PYTHON("weight_decay", Type::kFloat, "", AtLeast(0), "L2 weight decay", 1e-4),
-      CROSSBOW_PYTHON("bias_decay", Type::kBool, "", Any(),
-                      "weight decay on 1-D parameters too (biases, batch-norm scales and "
-                      "shifts); --no-bias-decay exempts them (He et al. 2019, Bag of Tricks)",
-                      true),
-      CROSSBOW_PYTHON("label_smoothing", Type::kFloat, "", Fraction(),
-                      "share of each training target spread evenly over the classes (PyTorch's "
-                      "CrossEntropyLoss label_smoothing); the loss reported is the smoothed one",
-                      0.0),
+      CROSSBOW_NET("momentum", Type::kFloat, "", Fraction(), "learner momentum", 0.9),
+      CROSSBOW_NET("nesterov", Type::kBool, "", Any(),
+                   "learners take Nesterov momentum steps (PyTorch's SGD nesterov=True)", false),
+      CROSSBOW_NET("weight_decay", Type::kFloat, "", AtLeast(0), "L2 weight decay", 1e-4),
+      CROSSBOW_NET("bias_decay", Type::kBool, "", Any(),
+                   "weight decay on 1-D parameters too (biases, batch-norm scales and "
+                   "shifts); --no-bias-decay exempts them (He et al. 2019, Bag of Tricks)",
+                   true),
+      CROSSBOW_NET("label_smoothing", Type::kFloat, "", Fraction(),
+                   "share of each training target spread evenly over the classes (PyTorch's "
+                   "CrossEntropyLoss label_smoothing); the loss reported is the smoothed one",
+                   0.0),
       CROSSBOW_ENGINE("alpha", alpha, "", AboveAtMost(0, 1),
                       "sma, easgd: pull of the learners towards the average model"),
       CROSSBOW_ENGINE("central_momentum", central_momentum, "", Fraction(),
@@ -330,8 +336,9 @@ const std::vector<Entry>& Entries() {
       StartOnly(CROSSBOW_TRAINER("resume", resume, "", Any(),
                                  "continue from the checkpoint in checkpoint_dir, if any")),
       PerRank(CROSSBOW_UNSET("metrics", metrics_path, "", Any(), "metrics file (JSON lines)")),
-      PerRank(CROSSBOW_PYTHON("tensorboard", Type::kString, "", Any(),
-                              "TensorBoard folder: scalars written while training runs", nullptr)),
+      PerRank(CROSSBOW_FRONT_END("tensorboard", Type::kString, "", Any(),
+                                 "TensorBoard folder: scalars written while training runs",
+                                 nullptr)),
       CROSSBOW_TRAINER("log_every", log_every, "iterations", Above(0),
                        "iterations between metrics records"),
       PerRank(CROSSBOW_TRAINER("progress", progress, "", Any(), "a progress bar on stderr")),
@@ -341,29 +348,29 @@ const std::vector<Entry>& Entries() {
       CROSSBOW_ENGINE("skip_nan", skip_nan, "", Any(),
                       "skip a batch whose loss, gradients or BN statistics are not finite "
                       "instead of stopping"),
-      PerRank(CROSSBOW_PYTHON("workers", Type::kInt, "threads", Above(0),
-                              "data loader threads per source", 2)),
-      CROSSBOW_PYTHON("augment", Type::kString, "", Any(),
-                      "input preset: cifar, imagenet, mnist or none (see the guide), or auto: "
-                      "the net's own",
-                      "auto"),
-      CROSSBOW_PYTHON("input_size", Type::kInt, "pixels", Within(64, 224),
-                      "ImageNet nets: input side (default 224)", nullptr),
-      CROSSBOW_PYTHON("zero_init_residual", Type::kBool, "", Any(),
-                      "ResNets: the batch norm that ends each residual branch starts at scale 0, "
-                      "so that every block starts as the identity (Goyal et al. 2017; "
-                      "torchvision's zero_init_residual)",
-                      false),
-      CROSSBOW_PYTHON("min_crop_area", Type::kFloat, "", AboveAtMost(0, 1),
-                      "imagenet preset: the smallest fraction of an image's area a random-"
-                      "resized crop takes, overriding the preset's 0.08 (torchvision's scale[0])",
-                      nullptr),
-      CROSSBOW_PYTHON("mean", Type::kFloats, "", Within(0, 1),
-                      "per-channel mean in [0, 1] units, overriding the preset's", json::array()),
-      CROSSBOW_PYTHON("std", Type::kFloats, "", Above(0),
-                      "per-channel standard deviation, overriding the preset's", json::array()),
-      CROSSBOW_PYTHON("num_classes", Type::kInt, "", AtLeast(1),
-                      "classes of the net's last layer (default: the net's dataset)", nullptr),
+      PerRank(CROSSBOW_DATA("workers", Type::kInt, "threads", Above(0),
+                            "data loader threads per source", 2)),
+      CROSSBOW_DATA("augment", Type::kString, "", Any(),
+                    "input preset: cifar, imagenet, mnist or none (see the guide), or auto: "
+                    "the net's own",
+                    "auto"),
+      CROSSBOW_NET("input_size", Type::kInt, "pixels", Within(64, 224),
+                   "ImageNet nets: input side (default 224)", nullptr),
+      CROSSBOW_NET("zero_init_residual", Type::kBool, "", Any(),
+                   "ResNets: the batch norm that ends each residual branch starts at scale 0, "
+                   "so that every block starts as the identity (Goyal et al. 2017; "
+                   "torchvision's zero_init_residual)",
+                   false),
+      CROSSBOW_DATA("min_crop_area", Type::kFloat, "", AboveAtMost(0, 1),
+                    "imagenet preset: the smallest fraction of an image's area a random-"
+                    "resized crop takes, overriding the preset's 0.08 (torchvision's scale[0])",
+                    nullptr),
+      CROSSBOW_DATA("mean", Type::kFloats, "", Within(0, 1),
+                    "per-channel mean in [0, 1] units, overriding the preset's", json::array()),
+      CROSSBOW_DATA("std", Type::kFloats, "", Above(0),
+                    "per-channel standard deviation, overriding the preset's", json::array()),
+      CROSSBOW_DATA("num_classes", Type::kInt, "", AtLeast(1),
+                    "classes of the net's last layer (default: the net's dataset)", nullptr),
       CROSSBOW_ENGINE("seed", seed, "", AtLeast(0), "seed of initialisation and data order"),
       {"collective_timeout", Type::kFloat, Part::kEngine, "seconds", AboveBelow(0, 2e6),
        "MPI: time a rank waits for the others before it gives up (longer than an evaluation "
@@ -471,7 +478,8 @@ std::vector<std::pair<std::string, std::string>> Compared(const TrainerConfig& c
                                                           bool with_start_only) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const Entry& e : Entries()) {
-    if (e.part != Part::kPython && !e.per_rank && (with_start_only || !e.start_only)) {
+    const bool inside = e.part == Part::kEngine || e.part == Part::kTrainer;
+    if (inside && !e.per_rank && (with_start_only || !e.start_only)) {
       out.emplace_back(e.name, e.get(c).dump());
     }
   }

@@ -18,8 +18,10 @@ struct TrainerOption {
   std::string unit;          // images, epochs, seconds ... ("" where it has none)
   std::string rule;          // what a value must be, as the error says it ("> 0", "in [0, 1)")
   std::string doc;
-  std::string reader;  // who reads it: engine, trainer or python (the net's spec, data loading)
-  bool per_rank;       // may differ between the ranks of an MPI job (where to log, the devices)
+  // Who reads it: engine, trainer, data (the loader) or net (the spec), both made by the Python
+  // front end or crossbow_train, or python (the front end alone).
+  std::string reader;
+  bool per_rank;  // may differ between the ranks of an MPI job (where to log, the devices)
 };
 
 // The table, in the order of the flags. The default of an option read in C++ is its field's in

@@ -11,7 +11,6 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <sstream>
 
 #include "crossbow/comm/process_group.h"
@@ -39,9 +38,15 @@ using nlohmann::json;
 // The engine's and the trainer's options, and data loading's. The net's own (momentum, weight
 // decay, label smoothing, input size ...) are in the spec, and are set where it is made.
 bool TrainReads(const TrainerOption& o) {
-  static const std::set<std::string> data = {"batch_size", "workers", "augment",    "min_crop_area",
-                                             "mean",       "std",     "num_classes"};
-  return o.reader != "python" || data.count(o.name) > 0;
+  return o.reader == "engine" || o.reader == "trainer" || o.reader == "data";
+}
+
+// A flag of `reader`'s options, if one was given: an error saying where it belongs.
+void RefuseFlagsOf(const std::string& reader, int* argc, char** argv, const char* where) {
+  std::vector<std::string> names;
+  TakeOptionFlags(
+      argc, argv, [&](const TrainerOption& o) { return o.reader == reader; }, &names);
+  CROSSBOW_ENFORCE_VALUE(names.empty(), "--", names.empty() ? "" : names[0], where);
 }
 
 std::string ReadFile(const std::string& path, const char* flag) {
@@ -113,13 +118,12 @@ int main(int argc, char** argv) {
   try {
     flags =
         nlohmann::json::parse(crossbow::TakeOptionFlags(&argc, argv, crossbow::TrainReads, &given));
-    std::vector<std::string> nets;
-    crossbow::TakeOptionFlags(
-        &argc, argv, [](const crossbow::TrainerOption& o) { return !crossbow::TrainReads(o); },
-        &nets);
-    CROSSBOW_ENFORCE_VALUE(nets.empty(), "--", nets.empty() ? "" : nets[0],
-                           " is the net's: it is set in the spec (crossbow spec, or crossbow "
-                           "reproduce --export), not here");
+    crossbow::RefuseFlagsOf("net", &argc, argv,
+                            " is the net's: it is set in the spec (crossbow spec, or crossbow "
+                            "reproduce --export), not here");
+    crossbow::RefuseFlagsOf("python", &argc, argv,
+                            " is crossbow train's alone (the Python front end writes it); "
+                            "crossbow_train has no such output");
   } catch (const std::exception& e) {
     std::cerr << "crossbow_train: " << e.what() << std::endl;
     return 2;

@@ -56,10 +56,15 @@ def test_each_numeric_rule_refuses_the_value_just_outside_it(name):
         _C.check_trainer_options(json.dumps({"epochs": 1, name: value}))
 
 
-def test_the_python_only_options_are_those_the_net_and_the_data_loader_read():
-    python_only = {o["name"] for o in _C.trainer_options() if o["reader"] == "python"}
-    assert {"batch_size", "momentum", "weight_decay", "workers", "augment"} <= python_only
-    assert not python_only & {"sync", "sync_period", "lr", "alpha", "outer_lr", "seed"}
+def test_the_options_read_outside_the_engine_are_the_nets_and_the_data_loaders():
+    readers = {o["name"]: o["reader"] for o in _C.trainer_options()}
+    net = {name for name, reader in readers.items() if reader == "net"}
+    data = {name for name, reader in readers.items() if reader == "data"}
+    assert {"momentum", "weight_decay", "label_smoothing", "input_size"} <= net
+    assert data == {"batch_size", "workers", "augment", "min_crop_area", "mean", "std",
+                    "num_classes"}
+    assert {name for name, reader in readers.items() if reader == "python"} == {"tensorboard"}
+    assert not (net | data) & {"sync", "sync_period", "lr", "alpha", "outer_lr", "seed"}
 
 
 def test_non_finite_numbers_reach_the_checks_and_are_refused():

@@ -78,6 +78,8 @@ def test_flags_override_the_options_file_and_the_nets_options_are_refused(dbs, t
     assert got["iterations"] == 2 and got["learners_per_device"] == 1
     rc, got, err = run_tool(*words, "--momentum", "0.5")
     assert rc == 2 and "--momentum is the net's: it is set in the spec" in err
+    rc, got, err = run_tool(*words, "--tensorboard", str(tmp_path / "tb"))
+    assert rc == 2 and "--tensorboard is crossbow train's alone" in err
     rc, got, err = run_tool(*words, "stray")
     assert rc == 2 and "unexpected argument 'stray'" in err
 
