@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "crossbow/core/precision.h"
 #include "crossbow/engine/learner.h"
 
 namespace crossbow {
@@ -17,7 +18,7 @@ int64_t I(int64_t v) { return v; }
 
 // Branches, a concat, a skip connection that joins them, batch norm, in-place ReLUs and
 // max pooling: blobs with long, overlapping and forking lifetimes.
-LearnerSpec BranchedSpec(bool plan_memory) {
+LearnerSpec BranchedSpec(bool plan_memory, Precision precision = Precision::kFP32) {
   LearnerSpec spec;
   spec.name = "branched";
   spec.input_shape = {3, 8, 8};
@@ -60,6 +61,7 @@ LearnerSpec BranchedSpec(bool plan_memory) {
   spec.solver.weight_decay = 1e-4;
   spec.seed = 11;
   spec.plan_memory = plan_memory;
+  spec.precision = precision;
   return spec;
 }
 
@@ -68,8 +70,8 @@ bool SameBits(const Tensor& a, const Tensor& b) {
   return ha.shape() == hb.shape() && std::memcmp(ha.raw_data(), hb.raw_data(), ha.nbytes()) == 0;
 }
 
-TEST(PlannedLearner, AgreesBitForBitWithAnUnplannedOne) {
-  Learner planned(BranchedSpec(true)), unplanned(BranchedSpec(false));
+void ExpectPlannedEqualsUnplanned(Precision precision) {
+  Learner planned(BranchedSpec(true, precision)), unplanned(BranchedSpec(false, precision));
   const int64_t n = 6;
   std::mt19937 rng(5);
   std::normal_distribution<float> noise(0.f, 1.f);
@@ -104,6 +106,17 @@ TEST(PlannedLearner, AgreesBitForBitWithAnUnplannedOne) {
   EXPECT_EQ(a.top1, b.top1);
   EXPECT_TRUE(
       SameBits(planned.Predict(images.data(), shape), unplanned.Predict(images.data(), shape)));
+}
+
+TEST(PlannedLearner, AgreesBitForBitWithAnUnplannedOne) {
+  ExpectPlannedEqualsUnplanned(Precision::kFP32);
+}
+
+// In bf16 the activations between operators are bfloat16 (half the bytes, and the type of a
+// blob can change in place): the plan must still give every blob the bytes it needs.
+TEST(PlannedLearner, AgreesBitForBitWithAnUnplannedOneInBf16) {
+  if (!CpuHasBf16()) GTEST_SKIP() << "this CPU has " << CpuIsaName() << ", not AVX512-BF16 or AMX";
+  ExpectPlannedEqualsUnplanned(Precision::kBF16);
 }
 
 }  // namespace
