@@ -5,14 +5,12 @@
 #include "crossbow/engine/trainer_options.h"
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
-#include <limits>
 #include <nlohmann/json.hpp>
-#include <optional>
 
 #include "crossbow/core/names.h"
 #include "crossbow/core/precision.h"
+#include "crossbow/engine/option_values.h"
 #include "crossbow/engine/sync/synchroniser.h"
 #include "crossbow/engine/trainer_config.h"
 
@@ -20,86 +18,7 @@ namespace crossbow {
 namespace {
 
 using nlohmann::json;
-
-enum class Type { kInt, kFloat, kString, kBool, kFloats };
-
-// By Type: the name Python reads, and what a value of it is in an error.
-const char* const kTypeNames[] = {"int", "float", "str", "bool", "floats"};
-const char* const kTypeWhat[] = {"an integer", "a number", "a string", "true or false",
-                                 "a list of numbers"};
-
-template <typename T>
-constexpr Type TypeOf() {
-  if constexpr (std::is_same_v<T, bool>)
-    return Type::kBool;
-  else if constexpr (std::is_integral_v<T>)
-    return Type::kInt;
-  else if constexpr (std::is_floating_point_v<T>)
-    return Type::kFloat;
-  else if constexpr (std::is_same_v<T, std::string>)
-    return Type::kString;
-  else
-    return Type::kFloats;
-}
-
-// What a value must be: within bounds (numbers, each of a list's), or one of some names.
-struct Rule {
-  std::optional<double> above, at_least, below, at_most;
-  std::function<std::vector<std::string>()> one_of;
-  bool finite = false;
-
-  // `integer`: of an integer option, which is finite anyway.
-  std::string Text(bool integer) const {
-    if (one_of) return JoinNames(one_of());
-    const bool low = above || at_least, high = below || at_most;
-    if (low && high) {
-      return detail::Concat("in ", above ? "(" : "[", Number(above ? *above : *at_least), ", ",
-                            Number(below ? *below : *at_most), below ? ")" : "]");
-    }
-    std::string bound = above      ? "> " + Number(*above)
-                        : at_least ? ">= " + Number(*at_least)
-                        : below    ? "< " + Number(*below)
-                        : at_most  ? "<= " + Number(*at_most)
-                                   : "";
-    if (!finite || integer) return bound;
-    return bound.empty() ? "finite" : "finite and " + bound;
-  }
-
-  bool Allows(double v) const {
-    return !(finite && !std::isfinite(v)) && !(above && !(v > *above)) &&
-           !(at_least && !(v >= *at_least)) && !(below && !(v < *below)) &&
-           !(at_most && !(v <= *at_most));
-  }
-
-  bool Allows(const json& v) const {
-    if (one_of) {
-      const std::vector<std::string> names = one_of();
-      return v.is_string() && std::count(names.begin(), names.end(), v.get<std::string>()) > 0;
-    }
-    if (v.is_array()) {
-      return std::all_of(v.begin(), v.end(), [&](const json& x) { return Allows(x); });
-    }
-    return !v.is_number() || Allows(v.get<double>());
-  }
-
-  static std::string Number(double v) {
-    json j = v;
-    if (v == std::floor(v) && std::abs(v) < 1e15) j = static_cast<int64_t>(v);
-    return j.dump();
-  }
-};
-
-Rule Above(double v) { return {v, {}, {}, {}, nullptr, true}; }
-Rule AtLeast(double v) { return {{}, v, {}, {}, nullptr, true}; }
-Rule Finite() { return {{}, {}, {}, {}, nullptr, true}; }
-Rule Within(double low, double high) { return {{}, low, {}, high, nullptr, true}; }       // [ ]
-Rule AboveAtMost(double low, double high) { return {low, {}, {}, high, nullptr, true}; }  // ( ]
-Rule AboveBelow(double low, double high) { return {low, {}, high, {}, nullptr, true}; }   // ( )
-Rule Fraction() { return {{}, 0.0, 1.0, {}, nullptr, true}; }                             // [0, 1)
-Rule OneOf(std::function<std::vector<std::string>()> names) {
-  return {{}, {}, {}, {}, std::move(names), false};
-}
-Rule Any() { return {}; }
+using namespace options;
 
 enum class Part { kEngine, kTrainer, kData, kNet, kFrontEnd };
 const char* const kReaders[] = {"engine", "trainer", "data", "net", "python"};
@@ -119,76 +38,6 @@ struct Entry {
   // Says how this process starts (resume), not what the run is: not in checkpoints' options.
   bool start_only = false;
 };
-
-std::string Flag(const std::string& name) {
-  std::string flag = name;
-  std::replace(flag.begin(), flag.end(), '_', '-');
-  return name + " (--" + flag + ")";
-}
-
-std::string Shown(const json& v) {
-  if (v.is_string()) return "'" + v.get<std::string>() + "'";
-  if (v.is_array()) {
-    std::string text;
-    for (const json& x : v) text += (text.empty() ? "" : ", ") + Shown(x);
-    return "[" + text + "]";
-  }
-  if (v.is_number_float() && !std::isfinite(v.get<double>())) {
-    const double x = v.get<double>();
-    return std::isnan(x) ? "nan" : x > 0 ? "inf" : "-inf";
-  }
-  return v.dump();
-}
-
-// JSON cannot hold NaN or infinity: Python sends them as the strings "nan", "inf", "-inf".
-json NumberOf(const json& v) {
-  if (v.is_string()) {
-    const std::string s = v.get<std::string>();
-    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
-    if (s == "inf") return std::numeric_limits<double>::infinity();
-    if (s == "-inf") return -std::numeric_limits<double>::infinity();
-  }
-  return v;
-}
-
-// `v` as an option of type `t`, or a ValueError that names the option.
-json Typed(const json& v, Type t, const std::string& name) {
-  const json n = NumberOf(v);
-  bool ok = false;
-  switch (t) {
-    case Type::kInt:
-      ok = v.is_number_integer();
-      break;
-    case Type::kFloat:
-      ok = n.is_number();
-      break;
-    case Type::kString:
-      ok = v.is_string();
-      break;
-    case Type::kBool:
-      ok = v.is_boolean();
-      break;
-    case Type::kFloats: {
-      if (!v.is_array()) break;
-      json list = json::array();
-      for (const json& x : v) list.push_back(NumberOf(x));
-      ok = std::all_of(list.begin(), list.end(), [](const json& x) { return x.is_number(); });
-      if (ok) return list;
-      break;
-    }
-  }
-  CROSSBOW_ENFORCE_VALUE(ok, Flag(name), " must be ", kTypeWhat[static_cast<int>(t)], ", got ",
-                         v.dump());
-  return t == Type::kFloat ? n : v;
-}
-
-void CheckRule(const Entry& e, const json& v) {
-  CROSSBOW_ENFORCE_VALUE(e.rule.Allows(v), Flag(e.name), " must be ",
-                         e.rule.Text(e.type == Type::kInt), ", got ", Shown(v),
-                         e.rule.one_of && v.is_string()
-                             ? DidYouMean(v.get<std::string>(), e.rule.one_of())
-                             : std::string());
-}
 
 template <typename T>
 json OrNull(const T& v) {
@@ -396,7 +245,7 @@ void CheckPart(const TrainerConfig& c, Part part) {
   for (const Entry& e : Entries()) {
     if (e.part != part) continue;
     const json value = e.get(c);
-    if (!value.is_null()) CheckRule(e, value);
+    if (!value.is_null()) CheckRule(e.name, e.type, e.rule, value);
   }
 }
 
@@ -426,7 +275,7 @@ TrainerConfig ParseTrainerConfig(const std::string& text) {
                            DidYouMean(key, names));
     if (value.is_null()) continue;
     const json typed = Typed(it->respell ? it->respell(value) : value, it->type, key);
-    CheckRule(*it, typed);
+    CheckRule(it->name, it->type, it->rule, typed);
     if (it->set) it->set(typed, &c);
   }
   return c;
