@@ -51,11 +51,9 @@ def crossbow_worker(batch, iters, threads, precision):
 
 
 def torch_worker(batch, iters, threads, mode, precision):
-    import contextlib
-
     import torch
     import torch.nn.functional as F
-    from torch_modes import prepare, timed
+    from torch_modes import autocast, prepare, timed
     from torch_resnet import cifar_resnet
 
     torch.set_num_threads(threads)
@@ -66,14 +64,9 @@ def torch_worker(batch, iters, threads, mode, precision):
     x = layout(torch.randn(batch, 3, 32, 32))
     y = torch.randint(0, 10, (batch,))
 
-    def autocast():
-        if precision == "bf16":
-            return torch.autocast("cpu", dtype=torch.bfloat16)
-        return contextlib.nullcontext()
-
     def step():
         opt.zero_grad(set_to_none=True)
-        with autocast():
+        with autocast(precision):
             loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()

@@ -60,13 +60,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CIFAR_TAR = os.path.join(ROOT, "..", "shared", "data", "cifar10-jpg.tar.gz")
 
 PEER = r'''
-import contextlib, json, os, sys, time
+import json, os, sys, time
 import numpy as np
 import torch, torch.nn.functional as F
 import torchvision
 spec = json.loads(sys.argv[1])
 torch.set_num_threads(spec["threads"])
-from torch_modes import prepare, timed
+from torch_modes import autocast, prepare, timed
 from torch_resnet import cifar_resnet as resnet
 
 def pixels(split):
@@ -113,14 +113,8 @@ model = resnet(32 if mode == "hardware" else 20)
 opt = torch.optim.SGD(model.parameters(), 0.1, momentum=0.9, weight_decay=1e-4)
 model, layout = prepare(model, spec["peer_mode"])
 
-def autocast():
-    """bf16: PyTorch's mixed-precision recipe on CPUs, autocast around forward and loss."""
-    if spec["precision"] == "bf16":
-        return torch.autocast("cpu", dtype=torch.bfloat16)
-    return contextlib.nullcontext()
-
 def step(x, y):
-    with autocast():
+    with autocast(spec["precision"]):
         loss = F.cross_entropy(model(layout(x)), y)
     opt.zero_grad(); loss.backward(); opt.step()
 
@@ -153,7 +147,7 @@ while elapsed < spec["seconds"] and epoch < 20:
             step(x, y)
     elapsed += time.perf_counter() - start; sched.step(); epoch += 1
     model.eval(); correct = n = 0
-    with torch.no_grad(), autocast():
+    with torch.no_grad(), autocast(spec["precision"]):
         for x, y in test: correct += hits(model(layout(x)).float(), y); n += len(y)
     print(json.dumps({"epoch": epoch, "time": elapsed, "accuracy": correct / n}), flush=True)
     if correct / n >= spec["target"]:

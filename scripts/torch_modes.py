@@ -1,5 +1,6 @@
 """The peer's configurations (scripts/peer.py MODES), applied in the peer's process: eager NCHW,
 eager channels_last, and torch.compile with PyTorch's default backend (inductor). Needs torch."""
+import contextlib
 import time
 
 import torch
@@ -15,6 +16,14 @@ def prepare(model, mode):
     if mode == "compile":
         return torch.compile(model), lambda x: x
     raise ValueError(f"unknown peer mode {mode!r}, expected eager, channels_last or compile")
+
+
+def autocast(precision):
+    """The context a step's forward pass and loss run in: for bf16 PyTorch's mixed-precision
+    recipe on CPUs (torch.autocast to bfloat16), for fp32 nothing."""
+    if precision == "bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
 
 
 def timed(step):
