@@ -199,7 +199,7 @@ def _source(db, builder, o, train):
 def _preset(o, builder):
     """The input preset of the options' --augment: the net's own for auto (none if it has none)."""
     preset = o.get("augment", "auto")
-    return builder.preset or "none" if preset == "auto" else preset
+    return (builder.preset or "none") if preset == "auto" else preset
 
 
 def spec_device(devices):
