@@ -40,11 +40,13 @@ find_package(MPI QUIET COMPONENTS CXX)
 crossbow_resolve_option(CROSSBOW_MPI ${MPI_CXX_FOUND})
 message(STATUS "Crossbow: CUDA=${CROSSBOW_CUDA} MPI=${CROSSBOW_MPI}")
 
-# The CUDA backend is every *_cuda.cc, *_cudnn.cc and *.cu under crossbow/ and operators/.
+# The CUDA backend is every *_cuda.cc, *_cudnn.cc and *.cu under crossbow/ and operators/
+# (crossbow/engine/sync/<name>.cu: a synchroniser's kernels on a GPU).
 function(crossbow_add_backends target)
   if(CROSSBOW_CUDA)
     file(GLOB cuda_sources CONFIGURE_DEPENDS
-      ${PROJECT_SOURCE_DIR}/crossbow/*/*.cu ${PROJECT_SOURCE_DIR}/crossbow/*/*_cuda.cc
+      ${PROJECT_SOURCE_DIR}/crossbow/*/*.cu ${PROJECT_SOURCE_DIR}/crossbow/*/*/*.cu
+      ${PROJECT_SOURCE_DIR}/crossbow/*/*_cuda.cc
       ${PROJECT_SOURCE_DIR}/operators/*.cu ${PROJECT_SOURCE_DIR}/operators/*_cuda.cc
       ${PROJECT_SOURCE_DIR}/operators/*_cudnn.cc)
     target_sources(${target} PRIVATE ${cuda_sources})

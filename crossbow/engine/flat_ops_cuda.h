@@ -7,8 +7,9 @@
 
 namespace crossbow::flat::cuda {
 
-// The synchronisers' kernels on a GPU (flat_ops.cu): each call is one launch on `stream`
-// (none when there is nothing to do).
+// The flat-buffer kernels of the CUDA sync backend on a GPU (flat_ops.cu): each call is one
+// launch on `stream` (none when there is nothing to do). The synchronisers' own are in
+// sync/*.cu, launched as flat_ops_cuda.cuh says.
 //
 // Kernels over a learner's blobs read a table in device memory: the blobs' segments, then
 // chunks of at most kChunk elements of one segment each, one thread block per chunk, so that
@@ -27,10 +28,6 @@ struct DeviceTable {
   int64_t num_chunks = 0;
 };
 
-// flat[e] = alpha * (w[e] - z[e])
-void Correction(const DeviceTable& w, const float* z, float alpha, float* c, cudaStream_t stream);
-// w[e] -= c[e]
-void Subtract(const DeviceTable& w, const float* c, cudaStream_t stream);
 // flat[e] = scale * blob[e]
 void Gather(const DeviceTable& blobs, float scale, float* flat, cudaStream_t stream);
 // blob[e] = flat[e]
@@ -41,15 +38,7 @@ void FlagNonFinite(const DeviceTable& blobs, int* flag, cudaStream_t stream);
 
 // sum = parts[0] + parts[1] + ... in that order.
 void Sum(const std::vector<const float*>& parts, float* sum, int64_t n, cudaStream_t stream);
-// z' = z + sum_c + mu (z - z_prev); z_prev = z; z = z'.
-void UpdateAverage(const float* sum_c, float mu, float* z, float* z_prev, int64_t n,
-                   cudaStream_t stream);
-// d = scale x - shift z; u = mu u + d; z += lr (nesterov ? d + mu u : u).
-void MomentumStep(const float* x, float scale, float shift, float lr, float mu, bool nesterov,
-                  float* z, float* u, int64_t n, cudaStream_t stream);
 // y = scale * x
 void ScaleInto(float scale, const float* x, float* y, int64_t n, cudaStream_t stream);
-// x *= 1 / *count, or 0 where *count is 0; *count is read on the device.
-void ScaleByInverse(const float* count, float* x, int64_t n, cudaStream_t stream);
 
 }  // namespace crossbow::flat::cuda

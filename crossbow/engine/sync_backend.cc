@@ -18,14 +18,6 @@ class CPUSyncBackend final : public SyncBackend {
     std::fill_n(p.get(), bytes, uint8_t{0});
     return p;
   }
-  void Correction(ContextBase*, SegmentTable& w, const float* z, float alpha, float* c) override {
-    for (const Segment& s : w.segments()) {
-      flat::Correction(s.data, z + s.offset, alpha, c + s.offset, s.numel);
-    }
-  }
-  void Subtract(ContextBase*, const float* c, SegmentTable& w) override {
-    for (const Segment& s : w.segments()) flat::Subtract(c + s.offset, s.data, s.numel);
-  }
   void Gather(ContextBase*, SegmentTable& blobs, float scale, float* flat) override {
     for (const Segment& s : blobs.segments()) {
       std::copy_n(s.data, s.numel, flat + s.offset);
@@ -46,19 +38,9 @@ class CPUSyncBackend final : public SyncBackend {
     std::fill_n(sum, n, 0.f);
     for (const float* part : parts) flat::Accumulate(part, sum, n);
   }
-  void UpdateAverage(const float* sum_c, float mu, float* z, float* z_prev, int64_t n) override {
-    flat::UpdateAverage(sum_c, mu, z, z_prev, n);
-  }
-  void MomentumStep(const float* x, float scale, float shift, float lr, float mu, bool nesterov,
-                    float* z, float* u, int64_t n) override {
-    flat::MomentumStep(x, scale, shift, lr, mu, nesterov, z, u, n);
-  }
   void ScaleInto(float scale, const float* x, float* y, int64_t n) override {
     std::copy_n(x, n, y);
     flat::Scale(scale, y, n);
-  }
-  void ScaleByInverse(const float* count, float* x, int64_t n) override {
-    flat::Scale(*count > 0 ? 1.f / *count : 0.f, x, n);
   }
   size_t FreeBytes() const override { return AvailableMemoryBytes(); }
 };

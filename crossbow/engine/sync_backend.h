@@ -36,9 +36,10 @@ class SegmentTable {
   std::vector<Segment> segments_;
 };
 
-// What the synchronisers need of one engine device: element-wise kernels over the flat buffers
-// [parameters | statistics | count] (flat_ops.h on the CPU, fused CUDA kernels on a GPU), the
-// ordering of that work, and the memory left for more learners.
+// What the engine and the synchronisers need of one engine device to move and order data:
+// gathers into and scatters out of the flat buffers [parameters | statistics | count], sums,
+// the events that order that work, and memory. An algorithm's own arithmetic is not here:
+// each synchroniser registers its kernels per device type (sync/sync_kernel.h).
 //
 // Learner-side calls run on the learner's thread and are ordered on its context (its stream);
 // sync-side calls run on the device's sync thread and are ordered on the backend's own sync
@@ -61,12 +62,7 @@ class SyncBackend {
   // Learner side: `learner` is the learner's context.
   // The learner's next work runs after the latest update of the average model.
   virtual void WaitForAverage(ContextBase* learner) {}
-  // c[e] = alpha (w[e] - z[e]) over every segment e of `w` (one fused pass).
-  virtual void Correction(ContextBase* learner, SegmentTable& w, const float* z, float alpha,
-                          float* c) = 0;
-  // w[e] -= c[e].
-  virtual void Subtract(ContextBase* learner, const float* c, SegmentTable& w) = 0;
-  // flat[e] = scale * blob[e].
+  // flat[e] = scale * blob[e] over every segment e of `blobs` (one fused pass on a GPU).
   virtual void Gather(ContextBase* learner, SegmentTable& blobs, float scale, float* flat) = 0;
   // blob[e] = flat[e].
   virtual void Scatter(ContextBase* learner, const float* flat, SegmentTable& blobs) = 0;
@@ -85,15 +81,8 @@ class SyncBackend {
   virtual ContextBase* sync_context() { return nullptr; }
   // sum = parts[0] + parts[1] + ..., in that order (deterministic).
   virtual void Sum(const std::vector<const float*>& parts, float* sum, int64_t n) = 0;
-  // z' = z + sum_c + mu (z - z_prev); z_prev = z; z = z'.
-  virtual void UpdateAverage(const float* sum_c, float mu, float* z, float* z_prev, int64_t n) = 0;
-  // d = scale x - shift z; u = mu u + d; z += lr (nesterov ? d + mu u : u).
-  virtual void MomentumStep(const float* x, float scale, float shift, float lr, float mu,
-                            bool nesterov, float* z, float* u, int64_t n) = 0;
   // y = scale * x.
   virtual void ScaleInto(float scale, const float* x, float* y, int64_t n) = 0;
-  // x *= 1 / *count (0 where the count is 0); count is read where it lives.
-  virtual void ScaleByInverse(const float* count, float* x, int64_t n) = 0;
   // The work issued so far on the sync context is what the learners wait for next.
   virtual void AverageUpdated() {}
 

@@ -1,5 +1,7 @@
-// The synchronisers on a GPU: fused kernels (flat_ops.cu) on the learners' streams and on a
+// The sync backend on a GPU: fused kernels (flat_ops.cu) on the learners' streams and on a
 // sync stream of the device's own, ordered by events (sync_backend.h).
+#include "crossbow/engine/sync_backend_cuda.h"
+
 #include <cstring>
 #include <vector>
 
@@ -7,8 +9,6 @@
 #include "crossbow/core/context_cuda.h"
 #include "crossbow/core/cuda_stream.h"
 #include "crossbow/core/device_backend.h"
-#include "crossbow/engine/flat_ops_cuda.h"
-#include "crossbow/engine/sync_backend.h"
 
 namespace crossbow {
 namespace {
@@ -67,18 +67,11 @@ class CUDASyncBackend final : public SyncBackend {
     learner->BindThread();
     CUDA_CHECK(cudaStreamWaitEvent(cuda::StreamOf(learner), average_ready_, 0), Where());
   }
-  void Correction(ContextBase* learner, SegmentTable& w, const float* z, float alpha,
-                  float* c) override {
-    kernels::Correction(Table(w, learner), z, alpha, c, cuda::StreamOf(learner));
-  }
-  void Subtract(ContextBase* learner, const float* c, SegmentTable& w) override {
-    kernels::Subtract(Table(w, learner), c, cuda::StreamOf(learner));
-  }
   void Gather(ContextBase* learner, SegmentTable& blobs, float scale, float* flat) override {
-    kernels::Gather(Table(blobs, learner), scale, flat, cuda::StreamOf(learner));
+    kernels::Gather(DeviceTableOf(blobs, learner), scale, flat, cuda::StreamOf(learner));
   }
   void Scatter(ContextBase* learner, const float* flat, SegmentTable& blobs) override {
-    kernels::Scatter(Table(blobs, learner), flat, cuda::StreamOf(learner));
+    kernels::Scatter(DeviceTableOf(blobs, learner), flat, cuda::StreamOf(learner));
   }
   void SetValue(ContextBase* learner, float* x, float value) override {
     kernels::SetValue(x, value, cuda::StreamOf(learner));
@@ -91,7 +84,7 @@ class CUDASyncBackend final : public SyncBackend {
     // per iteration, which on a full GPU would stop a learner that had everything it needed.
     int* flag = static_cast<int*>(context.Scratch(sizeof(int)));
     CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), stream), Where());
-    kernels::FlagNonFinite(Table(blobs, learner), flag, stream);
+    kernels::FlagNonFinite(DeviceTableOf(blobs, learner), flag, stream);
     int non_finite = 0;
     CUDA_CHECK(cudaMemcpyAsync(&non_finite, flag, sizeof(int), cudaMemcpyDeviceToHost, stream),
                Where());
@@ -112,18 +105,8 @@ class CUDASyncBackend final : public SyncBackend {
   void Sum(const std::vector<const float*>& parts, float* sum, int64_t n) override {
     kernels::Sum(parts, sum, n, sync_.stream());
   }
-  void UpdateAverage(const float* sum_c, float mu, float* z, float* z_prev, int64_t n) override {
-    kernels::UpdateAverage(sum_c, mu, z, z_prev, n, sync_.stream());
-  }
-  void MomentumStep(const float* x, float scale, float shift, float lr, float mu, bool nesterov,
-                    float* z, float* u, int64_t n) override {
-    kernels::MomentumStep(x, scale, shift, lr, mu, nesterov, z, u, n, sync_.stream());
-  }
   void ScaleInto(float scale, const float* x, float* y, int64_t n) override {
     kernels::ScaleInto(scale, x, y, n, sync_.stream());
-  }
-  void ScaleByInverse(const float* count, float* x, int64_t n) override {
-    kernels::ScaleByInverse(count, x, n, sync_.stream());
   }
   void AverageUpdated() override {
     CUDA_CHECK(cudaEventRecord(average_ready_, sync_.stream()), Where());
@@ -137,30 +120,6 @@ class CUDASyncBackend final : public SyncBackend {
  private:
   std::string Where() const { return "synchronisation on " + device_.ToString(); }
 
-  // The table's copy in device memory, made on the learner's stream when the blobs moved.
-  kernels::DeviceTable Table(SegmentTable& table, ContextBase* learner) {
-    if (!table.device_copy) {
-      const auto& segments = table.segments();
-      const std::vector<int64_t> chunks = Chunks(segments);
-      const size_t segment_bytes = segments.size() * sizeof(Segment);
-      std::vector<uint8_t> host(segment_bytes + chunks.size() * sizeof(int64_t) + 1);
-      std::memcpy(host.data(), segments.data(), segment_bytes);
-      std::memcpy(host.data() + segment_bytes, chunks.data(), chunks.size() * sizeof(int64_t));
-      auto uploaded = std::make_shared<UploadedTable>();
-      learner->BindThread();
-      uploaded->bytes = AllocateOn(device_, host.size());
-      learner->Copy(uploaded->bytes.get(), host.data(), host.size());
-      learner->Synchronize();  // `host` goes away; happens only when blobs move
-      uploaded->view.segments =
-          reinterpret_cast<const kernels::TableSegment*>(uploaded->bytes.get());
-      uploaded->view.chunks =
-          reinterpret_cast<const int64_t*>(uploaded->bytes.get() + segment_bytes);
-      uploaded->view.num_chunks = static_cast<int64_t>(chunks.size());
-      table.device_copy = uploaded;
-    }
-    return static_cast<UploadedTable*>(table.device_copy.get())->view;
-  }
-
   CUDAContext sync_;
   cudaEvent_t average_ready_ = nullptr;   // recorded after each update of z
   std::vector<cudaEvent_t> contributed_;  // per learner slot: its contribution is written
@@ -170,4 +129,26 @@ const bool registered = RegisterSyncBackend(
     DeviceType::kCUDA, [](Device device) { return std::make_unique<CUDASyncBackend>(device); });
 
 }  // namespace
+
+kernels::DeviceTable DeviceTableOf(SegmentTable& table, ContextBase* learner) {
+  if (!table.device_copy) {
+    const auto& segments = table.segments();
+    const std::vector<int64_t> chunks = Chunks(segments);
+    const size_t segment_bytes = segments.size() * sizeof(Segment);
+    std::vector<uint8_t> host(segment_bytes + chunks.size() * sizeof(int64_t) + 1);
+    std::memcpy(host.data(), segments.data(), segment_bytes);
+    std::memcpy(host.data() + segment_bytes, chunks.data(), chunks.size() * sizeof(int64_t));
+    auto uploaded = std::make_shared<UploadedTable>();
+    learner->BindThread();
+    uploaded->bytes = AllocateOn(learner->device(), host.size());
+    learner->Copy(uploaded->bytes.get(), host.data(), host.size());
+    learner->Synchronize();  // `host` goes away; happens only when blobs move
+    uploaded->view.segments = reinterpret_cast<const kernels::TableSegment*>(uploaded->bytes.get());
+    uploaded->view.chunks = reinterpret_cast<const int64_t*>(uploaded->bytes.get() + segment_bytes);
+    uploaded->view.num_chunks = static_cast<int64_t>(chunks.size());
+    table.device_copy = uploaded;
+  }
+  return static_cast<UploadedTable*>(table.device_copy.get())->view;
+}
+
 }  // namespace crossbow

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "crossbow/engine/sync/sma.h"
+
 namespace crossbow {
 namespace {
 
@@ -30,13 +32,13 @@ TEST(SmaKernels, MatchTheEquations) {
     z_prev[i] = 0.5f;
     sum[i] = 0.01f * i;
   }
-  flat::Correction(w.data(), z.data(), 0.1f, c.data(), n);
+  sma::Correction(w.data(), z.data(), 0.1f, c.data(), n);
   for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(c[i], 0.1f * (w[i] - z[i]));
   std::vector<float> w2 = w;
-  flat::Subtract(c.data(), w2.data(), n);
+  sma::ApplyCorrection(c.data(), w2.data(), n);
   for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(w2[i], w[i] - c[i]);
   const std::vector<float> z0 = z, zp0 = z_prev;
-  flat::UpdateAverage(sum.data(), 0.9f, z.data(), z_prev.data(), n);
+  sma::PolyakUpdate(sum.data(), 0.9f, z.data(), z_prev.data(), n);
   for (int i = 0; i < n; ++i) {
     ASSERT_FLOAT_EQ(z[i], z0[i] + sum[i] + 0.9f * (z0[i] - zp0[i]));
     ASSERT_EQ(z_prev[i], z0[i]);

@@ -5,6 +5,7 @@
 //   u = mu_o u - delta;  z += lr_o (mu_o u - delta).
 #include "crossbow/engine/engine.h"
 #include "crossbow/engine/sync/localsgd.h"
+#include "crossbow/engine/sync/momentum_step.h"
 
 namespace crossbow {
 namespace {
@@ -14,8 +15,14 @@ class DiLoCo : public LocalSGD {
   DiLoCo(SyncPeriod period, double lr, double momentum)
       : LocalSGD(period), lr_(static_cast<float>(lr)), mu_(static_cast<float>(momentum)) {}
   void Device(const DeviceTurn& t) const override {
-    t.sync.MomentumStep(t.sum, 1.f / static_cast<float>(t.learners), 1.f, lr_, mu_, true, t.z,
-                        t.central, t.layout.param_floats());
+    // -delta = mean_j w_j - z = sum / N - z.
+    MomentumStep step = MomentumStep::OnCentral(t);
+    step.scale = 1.f / static_cast<float>(t.learners);
+    step.shift = 1.f;
+    step.lr = lr_;
+    step.mu = mu_;
+    step.nesterov = true;
+    t.Run(step);
   }
   std::string central_name() const override { return "z_velocity"; }
   bool central_starts_at_z() const override { return false; }

@@ -1,3 +1,6 @@
+#include "crossbow/engine/sync/ssgd.h"
+
+#include "crossbow/engine/flat_ops.h"
 #include "crossbow/engine/sync/synchroniser.h"
 
 namespace crossbow {
@@ -28,8 +31,14 @@ void SSGD::Learner(const LearnerTurn& t) const {
 }
 
 void SSGD::Device(const DeviceTurn& t) const {
-  t.sync.ScaleByInverse(t.sum + t.layout.count_offset(), t.sum, t.layout.param_floats());
+  t.Run(DivideByCount{t.sum + t.layout.count_offset(), t.sum, t.layout.param_floats()});
 }
+
+void DivideByCountOnCpu(const DivideByCount& a, ContextBase*) {
+  flat::Scale(*a.count > 0 ? 1.f / *a.count : 0.f, a.x, a.n);
+}
+
+const bool registered = SyncKernel<DivideByCount>::Register(DeviceType::kCPU, &DivideByCountOnCpu);
 
 }  // namespace
 

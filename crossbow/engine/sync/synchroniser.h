@@ -8,6 +8,7 @@
 
 #include "crossbow/engine/learner.h"
 #include "crossbow/engine/model_layout.h"
+#include "crossbow/engine/sync/sync_kernel.h"
 #include "crossbow/engine/sync_backend.h"
 
 namespace crossbow {
@@ -36,6 +37,11 @@ struct LearnerTurn {
   void Update() const {
     if (!skip) learner.Update();
   }
+  // One of the synchroniser's kernels (sync_kernel.h), ordered on the learner's context.
+  template <typename Args>
+  void Run(const Args& args) const {
+    SyncKernel<Args>::Run(sync.device().type, args, context);
+  }
 };
 
 // A device's part of a synchronising iteration, on its sync thread, once the learners'
@@ -49,12 +55,19 @@ struct DeviceTurn {
   float* central;  // the synchroniser's own buffer of z's size (parameters only)
   int learners;    // of the job
   int64_t t;       // the iteration
+
+  // One of the synchroniser's kernels (sync_kernel.h), ordered on the device's sync context.
+  template <typename Args>
+  void Run(const Args& args) const {
+    SyncKernel<Args>::Run(sync.device().type, args, sync.sync_context());
+  }
 };
 
 // One synchronisation algorithm (docs/design/engine.md, "Synchronisers"): what a learner does
 // after its step, what its device does with the learners' contributions, how z changes and
-// when learners restart from z. One file per algorithm under engine/sync/, registered by name;
-// the engine runs learners, devices and collectives and never asks which algorithm it runs.
+// when learners restart from z. One file family per algorithm under engine/sync/ (<name>.h,
+// <name>.cc with its kernels, <name>.cu their CUDA versions), registered by name; the engine
+// runs learners, devices and collectives and never asks which algorithm it runs.
 class Synchroniser {
  public:
   virtual ~Synchroniser() = default;
