@@ -1,12 +1,12 @@
 """The model-averaging family (SMA with a period and Nesterov central momentum, EASGD, local
-SGD, DiLoCo) against numpy references of docs/design/engine.md's equations, on a net with
+SGD, DiLoCo) against the numpy reference (sync_oracle.py), on a net with
 batch norm, 2 devices x 2 learners, checked after every iteration: every tensor of z, of the
 central buffer and of each learner. Then the invariants between them, and resuming mid-period."""
 import numpy as np
 import pytest
 
-from test_sync_reference import (ALPHA, B, LR, MU, MU_Z, TOL, WD, data, forward_backward,
-                                 learner_batch, spec, split)
+from sync_oracle import Reference
+from test_sync_reference import ALPHA, B, LR, MU, MU_Z, TOL, WD, data, spec
 
 _C = pytest.importorskip("crossbow._C", reason="crossbow._C is not built (scripts/setup.sh)")
 
@@ -29,70 +29,10 @@ def engine(images, labels, devices="cpu:0,cpu:1", k=K, **options):
     return _C.Engine(spec(True), _C.EngineOptions(**o), _C.ArraySource(images, labels, B))
 
 
-class Reference:
-    """Every learner: g = grad + wd w; v = mu v - lr g; s = w; w = s + v. At a synchronising
-    iteration (t < W, the warm-up, or t - W + 1 divisible by H), with N learners and z's statistics then the mean of the
-    learners':
-      sma/easgd  c_j = alpha (s_j - z); w_j -= c_j; C = sum_j c_j;
-                 polyak: z' = z + C + mu_z (z - z_prev)
-                 nesterov: u = mu_z u + C; z' = z + C + mu_z u
-                 (easgd: mu_z = 0)
-      localsgd   z = mean_j w_j; every learner takes z (w and statistics; v stays)
-      diloco     d = mean_j w_j - z; u = mu_o u + d; z += lr_o (d + mu_o u); learners take z."""
-
-    def __init__(self, start, n, sync, sync_period, central_momentum_type="polyak",
-                 sync_warmup=0):
-        self.n, self.sync, self.period, self.warmup = n, sync, sync_period, sync_warmup
-        self.nesterov = central_momentum_type == "nesterov"
-        self.mu_z = 0.0 if sync == "easgd" else MU_Z
-        self.z = split(start, "z/", PARAMS)
-        self.z_stats = split(start, "z/", STATS)
-        self.central = ({k: np.zeros_like(v) for k, v in self.z.items()}
-                        if self.nesterov or sync == "diloco" else
-                        {k: v.copy() for k, v in self.z.items()})
-        self.w = [{k: v.copy() for k, v in self.z.items()} for _ in range(n)]
-        self.v = [{k: np.zeros_like(v) for k, v in self.z.items()} for _ in range(n)]
-        self.stats = [dict(self.z_stats) for _ in range(n)]
-
-    def synchronises(self, t):
-        return t < self.warmup or (t - self.warmup + 1) % self.period == 0
-
-    def iterate(self, t, images, labels):
-        synchronise = self.synchronises(t)
-        elastic = synchronise and self.sync in ("sma", "easgd")
-        total = {k: np.zeros_like(v) for k, v in self.z.items()}
-        for j in range(self.n):
-            grads, self.stats[j] = forward_backward(self.w[j], self.stats[j],
-                                                    *learner_batch(t, self.n, j, images, labels))
-            for name in PARAMS:
-                self.v[j][name] = MU * self.v[j][name] - LR * (grads[name] + WD * self.w[j][name])
-                snapshot = self.w[j][name].copy()
-                self.w[j][name] = snapshot + self.v[j][name]
-                if elastic:
-                    c = ALPHA * (snapshot - self.z[name])
-                    self.w[j][name] -= c
-                    total[name] += c
-        if not synchronise:
-            return
-        for name in PARAMS:
-            z, central = self.z[name], self.central[name]
-            mean = np.mean([w[name] for w in self.w], axis=0)
-            if elastic and self.nesterov:
-                self.central[name] = self.mu_z * central + total[name]
-                self.z[name] = z + total[name] + self.mu_z * self.central[name]
-            elif elastic:
-                self.z[name] = z + total[name] + self.mu_z * (z - central)
-                self.central[name] = z
-            elif self.sync == "localsgd":
-                self.z[name], self.central[name] = mean, z
-            else:
-                d = mean - z
-                self.central[name] = OUTER_MU * central + d
-                self.z[name] = z + OUTER_LR * (d + OUTER_MU * self.central[name])
-        self.z_stats = {k: np.mean([s[k] for s in self.stats], axis=0) for k in STATS}
-        if self.sync in ("localsgd", "diloco"):
-            self.w = [{k: v.copy() for k, v in self.z.items()} for _ in range(self.n)]
-            self.stats = [dict(self.z_stats) for _ in range(self.n)]
+def reference(start, n, **options):
+    """The oracle with this file's net and hyperparameters; `options` the engine's."""
+    return Reference(start, PARAMS, STATS, n, lr=LR, mu=MU, wd=WD, batch=B, alpha=ALPHA,
+                     mu_z=MU_Z, outer_lr=OUTER_LR, outer_mu=OUTER_MU, **options)
 
 
 def central_name(options):
@@ -126,7 +66,7 @@ def test_matches_the_numpy_reference_after_every_iteration(mode):
     images, labels = data()
     e = engine(images, labels, **options)
     start = e.state()
-    ref = Reference(start, 2 * K, **options)
+    ref = reference(start, 2 * K, **options)
     for t in range(ITERATIONS):
         e.iterate()
         ref.iterate(t, images, labels)
@@ -174,7 +114,7 @@ def test_sma_that_never_synchronises_leaves_its_learners_independent():
     images, labels = data()
     e = engine(images, labels, sync="sma", sync_period=ITERATIONS + 1)
     start = e.state()
-    ref = Reference(start, 2 * K, "sma", ITERATIONS + 1)
+    ref = reference(start, 2 * K, sync="sma", sync_period=ITERATIONS + 1)
     for t in range(ITERATIONS):
         e.iterate()
         ref.iterate(t, images, labels)

@@ -1,4 +1,4 @@
-"""SMA against a numpy reference of DESIGN.md's equations: a softmax regression, 2 devices x 2
+"""SMA against the numpy reference (sync_oracle.py): a softmax regression, 2 devices x 2
 learners, fixed batches from an in-memory source; every weight equal after N iterations."""
 import json
 
@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from crossbow import ModelBuilder
+from sync_oracle import Reference
 
 _C = pytest.importorskip("crossbow._C", reason="crossbow._C is not built (scripts/setup.sh)")
 
@@ -33,43 +34,12 @@ def engine(images, labels, devices="cpu:0,cpu:1", k=K, sync="sma"):
     return _C.Engine(spec(), options, _C.ArraySource(images, labels, B))
 
 
-def gradients(w, b, x, y):
-    """Of the mean softmax cross-entropy of logits x w^T + b."""
-    x = x.reshape(len(x), -1).astype(np.float64)
-    logits = x @ w.T + b
-    p = np.exp(logits - logits.max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
-    p[np.arange(len(y)), y] -= 1
-    p /= len(y)
-    return p.T @ x, p.sum(axis=0)
-
-
-def reference_sma(z0, images, labels):
-    """DESIGN.md: learner step, snapshot, correction against z, z's central momentum."""
-    n = DEVICES * K
-    z = {k: v.astype(np.float64) for k, v in z0.items()}
-    z_prev = {k: v.copy() for k, v in z.items()}
-    w = [{k: v.copy() for k, v in z.items()} for _ in range(n)]
-    v = [{k: np.zeros_like(x) for k, x in z.items()} for _ in range(n)]
-    batches = len(labels) // B
+def reference_sma(start, images, labels):
+    ref = Reference(start, ["fc_w", "fc_b"], [], DEVICES * K, lr=LR, mu=MU, wd=WD, batch=B,
+                    alpha=ALPHA, mu_z=MU_Z)
     for t in range(ITERATIONS):
-        total = {k: np.zeros_like(x) for k, x in z.items()}
-        for j in range(n):
-            i = (t * n + j) % batches
-            gw, gb = gradients(w[j]["fc_w"], w[j]["fc_b"], images[i * B:(i + 1) * B],
-                               labels[i * B:(i + 1) * B])
-            for name, g in (("fc_w", gw), ("fc_b", gb)):
-                g = g + WD * w[j][name]
-                v[j][name] = MU * v[j][name] - LR * g
-                snapshot = w[j][name].copy()
-                w[j][name] += v[j][name]
-                c = ALPHA * (snapshot - z[name])
-                w[j][name] -= c
-                total[name] += c
-        for name in z:
-            z_new = z[name] + total[name] + MU_Z * (z[name] - z_prev[name])
-            z_prev[name], z[name] = z[name], z_new
-    return z, z_prev, w, v
+        ref.iterate(t, images, labels)
+    return ref.z, ref.central, ref.w, ref.v
 
 
 def test_sma_matches_the_numpy_reference():
@@ -80,7 +50,7 @@ def test_sma_matches_the_numpy_reference():
     for _ in range(ITERATIONS):
         e.iterate()
     got = e.state()
-    z, z_prev, w, v = reference_sma(z0, images, labels)
+    z, z_prev, w, v = reference_sma(start, images, labels)
     for name in ("fc_w", "fc_b"):
         np.testing.assert_allclose(got["z/" + name], z[name], rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(got["z_prev/" + name], z_prev[name], rtol=1e-4, atol=1e-5)

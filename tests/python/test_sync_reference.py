@@ -1,18 +1,19 @@
-"""Synchronisers against numpy references written from DESIGN.md's equations (not from the
-C++): SMA on a net with batch norm, 2 devices x 3 learners, through a learning-rate drop
-(learners restart from z; z_prev goes on), and S-SGD over 2 devices against one learner that
-takes the whole batch. Batch order: learner j of iteration t reads batch (t n + j) mod batches."""
+"""Synchronisers against the numpy reference (sync_oracle.py): SMA on a net with batch norm,
+2 devices x 3 learners, through a learning-rate drop (learners restart from z; z_prev goes on),
+and S-SGD over 2 devices against one learner that takes the whole batch. Batch order: learner j
+of iteration t reads batch (t n + j) mod batches."""
 import json
 
 import numpy as np
 import pytest
 
 from crossbow import ModelBuilder
+from sync_oracle import Reference, forward_backward, split
 
 _C = pytest.importorskip("crossbow._C", reason="crossbow._C is not built (scripts/setup.sh)")
 
 LR, MU, WD, ALPHA, MU_Z = 0.2, 0.9, 1e-3, 0.2, 0.9
-B, EPS, BN_MOMENTUM = 5, 1e-5, 0.9
+B = 5
 TOL = dict(rtol=2e-4, atol=2e-5)
 
 
@@ -39,83 +40,12 @@ def engine(batch_norm, sync, k, images, labels):
     return _C.Engine(spec(batch_norm), options, _C.ArraySource(images, labels, B))
 
 
-def forward_backward(w, stats, x, y):
-    """Gradients of the mean softmax cross-entropy of [BN ->] FC, and the BN statistics after
-    this batch (running = m running + (1 - m) batch, with the unbiased variance)."""
-    x = x.astype(np.float64)
-    grads, new_stats = {}, dict(stats)
-    if "bn_s" in w:
-        mean, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
-        count = x.shape[0] * x.shape[2] * x.shape[3]
-        new_stats = {"bn_rm": BN_MOMENTUM * stats["bn_rm"] + (1 - BN_MOMENTUM) * mean,
-                     "bn_rv": BN_MOMENTUM * stats["bn_rv"]
-                     + (1 - BN_MOMENTUM) * var * count / (count - 1)}
-        xhat = (x - mean[:, None, None]) / np.sqrt(var[:, None, None] + EPS)
-        x = w["bn_s"][:, None, None] * xhat + w["bn_b"][:, None, None]
-    h = x.reshape(len(x), -1)
-    logits = h @ w["fc_w"].T + w["fc_b"]
-    p = np.exp(logits - logits.max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
-    p[np.arange(len(y)), y] -= 1
-    p /= len(y)
-    grads["fc_w"], grads["fc_b"] = p.T @ h, p.sum(axis=0)
-    if "bn_s" in w:
-        dx = (p @ w["fc_w"]).reshape(x.shape)
-        grads["bn_s"], grads["bn_b"] = (dx * xhat).sum(axis=(0, 2, 3)), dx.sum(axis=(0, 2, 3))
-    return grads, new_stats
-
-
-def learner_batch(t, n, j, images, labels):
-    """Learner j's batch of iteration t, of n learners: (t n + j) mod batches."""
-    i = (t * n + j) % (len(labels) // B)
-    return images[i * B:(i + 1) * B], labels[i * B:(i + 1) * B]
-
-
-def split(state, prefix, names):
-    return {name: state[prefix + name].astype(np.float64) for name in names}
-
-
-class ReferenceSMA:
-    """DESIGN.md: g = grad + wd w; v = mu v - lr g; s = w; w += v; c = alpha (s - z); w -= c;
-    z += sum c + mu_z (z - z_prev); z's statistics = the mean of the learners'. A drop of the
-    learning rate restarts every learner from z (w = z, v = 0, statistics = z's)."""
-
-    def __init__(self, start, params, stats, n):
-        self.params, self.n = params, n
-        self.z = split(start, "z/", params)
-        self.z_prev = {k: v.copy() for k, v in self.z.items()}
-        self.z_stats = split(start, "z/", stats)
-        self.restart()
-
-    def restart(self):
-        self.w = [{k: v.copy() for k, v in self.z.items()} for _ in range(self.n)]
-        self.v = [{k: np.zeros_like(v) for k, v in self.z.items()} for _ in range(self.n)]
-        self.stats = [dict(self.z_stats) for _ in range(self.n)]
-
-    def iterate(self, t, lr, images, labels):
-        total = {k: np.zeros_like(v) for k, v in self.z.items()}
-        for j in range(self.n):
-            grads, self.stats[j] = forward_backward(self.w[j], self.stats[j],
-                                                    *learner_batch(t, self.n, j, images, labels))
-            for name in self.params:
-                g = grads[name] + WD * self.w[j][name]
-                self.v[j][name] = MU * self.v[j][name] - lr * g
-                snapshot = self.w[j][name].copy()
-                self.w[j][name] += self.v[j][name]
-                c = ALPHA * (snapshot - self.z[name])
-                self.w[j][name] -= c
-                total[name] += c
-        for name in self.params:
-            z_new = self.z[name] + total[name] + MU_Z * (self.z[name] - self.z_prev[name])
-            self.z_prev[name], self.z[name] = self.z[name], z_new
-        self.z_stats = {k: np.mean([s[k] for s in self.stats], axis=0) for k in self.z_stats}
-
-
 def test_sma_with_batch_norm_and_a_learning_rate_drop_matches_numpy():
     params, stats, k = ["bn_s", "bn_b", "fc_w", "fc_b"], ["bn_rm", "bn_rv"], 3
     images, labels = data()
     e = engine(True, "sma", k, images, labels)
-    ref = ReferenceSMA(e.state(), params, stats, 2 * k)
+    ref = Reference(e.state(), params, stats, 2 * k, lr=LR, mu=MU, wd=WD, batch=B, alpha=ALPHA,
+                    mu_z=MU_Z)
     schedule = [LR] * 5 + [LR / 10] * 4
     for t, lr in enumerate(schedule):
         if t > 0 and lr != schedule[t - 1]:
@@ -129,12 +59,12 @@ def test_sma_with_batch_norm_and_a_learning_rate_drop_matches_numpy():
                 for name in params:
                     assert not got[f"learner{j}/{name}_momentum"].any()
         e.iterate()
-        ref.iterate(t, lr, images, labels)
+        ref.iterate(t, images, labels, lr=lr)
         got = e.state()
         for name in params:
             np.testing.assert_allclose(got["z/" + name], ref.z[name], **TOL,
                                        err_msg=f"z/{name} after iteration {t}")
-            np.testing.assert_allclose(got["z_prev/" + name], ref.z_prev[name], **TOL,
+            np.testing.assert_allclose(got["z_prev/" + name], ref.central[name], **TOL,
                                        err_msg=f"z_prev/{name} after iteration {t}")
         for name in stats:
             np.testing.assert_allclose(got["z/" + name], ref.z_stats[name], **TOL,
@@ -151,7 +81,7 @@ def test_sma_with_batch_norm_and_a_learning_rate_drop_matches_numpy():
     # Not vacuous: the statistics moved, learners disagree, and z kept momentum over the drop.
     assert np.abs(ref.z_stats["bn_rv"] - 1).max() > 0.1
     assert len({float(ref.stats[j]["bn_rm"][0]) for j in range(2 * k)}) == 2 * k
-    assert np.abs(ref.z["fc_w"] - ref.z_prev["fc_w"]).max() > 1e-3
+    assert np.abs(ref.z["fc_w"] - ref.central["fc_w"]).max() > 1e-3
 
 
 def test_ssgd_over_two_devices_is_one_learner_at_the_whole_batch():
