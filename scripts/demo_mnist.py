@@ -8,7 +8,7 @@ import numpy as np
 
 import crossbow.nets
 from crossbow.datasets import load_mnist
-from crossbow.progress import ProgressBar
+from crossbow import _native
 
 
 def main():
@@ -34,15 +34,18 @@ def main():
     for epoch in range(1, args.epochs + 1):
         order = rng.permutation(len(xtr))
         steps = len(xtr) // b
-        bar = ProgressBar(steps * b, label=f"epoch {epoch}/{args.epochs}")
+        bar = _native.load().ProgressBar()  # the trainer's, on the console log lines share
         start = time.perf_counter()
         for s in range(steps):
             model.set_learning_rate(args.lr * (1 - step / total_steps))  # linear decay
             step += 1
             idx = order[s * b:(s + 1) * b]
             loss = model.step(np.ascontiguousarray(xtr[idx]), np.ascontiguousarray(ytr[idx]))
-            bar.update(b, loss=loss)
-        bar.close()
+            elapsed = time.perf_counter() - start
+            rate = (s + 1) * b / elapsed if elapsed > 0 else 0.0
+            eta = (steps - s - 1) * b / rate if rate > 0 else 0.0
+            bar.update(f"epoch {epoch}/{args.epochs}", (s + 1) / steps, rate, eta, loss)
+        bar.finish()
         train_time += time.perf_counter() - start
         result = model.evaluate(xte, yte, batch_size=500)
         print(f"epoch {epoch}: test top-1 {result['top1'] * 100:.2f}%, loss {result['loss']:.4f}")

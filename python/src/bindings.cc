@@ -22,6 +22,7 @@ void BindBatchSource(py::module_& m);  // batch_source_bindings.cc
 void BindEngine(py::module_& m);       // engine_bindings.cc
 void BindConvert(py::module_& m);      // convert_bindings.cc
 void BindLoader(py::module_& m);       // loader_bindings.cc
+void BindProgress(py::module_& m);     // progress_bindings.cc
 void BindTrainer(py::module_& m);      // trainer_bindings.cc
 void BindWorld(py::module_& m);        // world_bindings.cc
 
@@ -208,6 +209,7 @@ PYBIND11_MODULE(_C, m) {
   BindEngine(m);
   BindConvert(m);
   BindLoader(m);
+  BindProgress(m);
   BindTrainer(m);
   BindWorld(m);
 }

@@ -63,6 +63,19 @@ def test_python_shapes_match_the_cpp_schemas(name):
     assert list(out[m.output]) == [n, m.num_classes]
 
 
+def test_progress_bar_is_the_trainers_on_stderr(capfd):
+    """scripts/demo_mnist.py draws the trainer's bar: every tenth a line where stderr is not a
+    terminal, the label, rate, ETA and loss in it."""
+    bar = _C.ProgressBar()
+    for step in range(1, 11):
+        bar.update("epoch 1/2", step / 10, 1234.0, 10.0 - step, 0.5)
+    bar.finish()
+    lines = [line for line in capfd.readouterr().err.splitlines() if "epoch 1/2" in line]
+    assert len(lines) == 10 and "\r" not in "".join(lines)
+    assert "epoch 1/2 [########################] 100.0%    1234 img/s" in lines[-1]
+    assert "loss 0.5000" in lines[-1] and "[##" in lines[1] and "......" in lines[1]
+
+
 def test_step_predict_evaluate():
     model = tiny()
     x, y = batch()
