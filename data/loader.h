@@ -27,12 +27,12 @@ struct LoaderOptions {
   bool drop_last = false;
 };
 
-// Batches from an LMDB, decoded and augmented on a pool of workers into a ring of reusable
-// slots (DESIGN.md, "Data path"). Worker w builds batches w, w + workers, ... of the run, each
-// through its own read transaction (its shard of the cursor work: LMDB reads are zero-copy
-// lookups into the map, so reading where the pixels are decoded saves a hand-off). Batch
-// contents depend only on the seed: the record order of an epoch comes from (seed, epoch) and
-// each record's augmentation from (seed, epoch, record).
+// Batches from an LMDB, decoded and augmented on a pool of workers into a ring of reusable slots
+// (docs/design/data.md, "Loader"). Worker w builds batches w, w + workers, ... of the run, each
+// through its own read transaction (its shard of the cursor work: LMDB reads are zero-copy lookups
+// into the map, so reading where the pixels are decoded saves a hand-off). Batch contents depend
+// only on the seed: the record order of an epoch comes from (seed, epoch) and each record's
+// augmentation from (seed, epoch, record).
 //
 // Corrupt records (unparseable bytes, an image that does not decode, sizes that disagree with
 // the bytes, a label out of range) are logged with their key, skipped and counted; a batch
