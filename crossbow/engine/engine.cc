@@ -11,21 +11,11 @@
 #include "crossbow/core/precision.h"
 #include "crossbow/engine/device.h"
 #include "crossbow/engine/engine_impl.h"
-#include "crossbow/engine/trainer_options.h"
 
 namespace crossbow {
-namespace {
-
-EngineOptions Checked(EngineOptions options) {
-  CheckEngineOptions(options);
-  return options;
-}
-
-}  // namespace
-
 Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* train)
     : spec_(spec),
-      options_(Checked(std::move(options))),
+      options_(std::move(options)),
       algorithm_(MakeSynchroniser(options_)),
       train_(train) {
   spec_.precision = ParsePrecision(options_.precision);

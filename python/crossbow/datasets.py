@@ -8,8 +8,6 @@ import numpy as np
 
 _IDX_TYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 
-MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
-
 
 def read_idx(path):
     """Returns the array stored in an IDX file, checking its header against its size."""
@@ -28,11 +26,10 @@ def read_idx(path):
     return np.frombuffer(body, dtype=dtype).reshape(dims)
 
 
-def load_mnist(folder, normalize=False):
+def load_mnist(folder):
     """(train_images, train_labels, test_images, test_labels) from the four IDX files in
-    `folder`, images as float32 [N, 1, 28, 28] in [0, 1] (or standardised with MNIST's mean
-    and std when `normalize`),
-    labels as int32."""
+    `folder`, images as float32 [N, 1, 28, 28] in [0, 1], labels as int32. (Standardising with
+    MNIST's statistics is the loader's `mnist` preset, data/presets.cc.)"""
 
     def find(stem):
         for name in (stem + ".gz", stem):
@@ -42,8 +39,7 @@ def load_mnist(folder, normalize=False):
         raise FileNotFoundError(f"{folder}: no {stem}[.gz]")
 
     def images(stem):
-        x = read_idx(find(stem)).astype(np.float32)[:, None, :, :] / 255.0
-        return (x - MNIST_MEAN) / MNIST_STD if normalize else x
+        return read_idx(find(stem)).astype(np.float32)[:, None, :, :] / 255.0
 
     def labels(stem):
         return read_idx(find(stem)).astype(np.int32)

@@ -10,7 +10,7 @@ from crossbow.weights import CHECKPOINT_FILE
 
 
 def _resumes(options):
-    """Whether the C++ loop will resume, and so append to the metrics file (engine/trainer.cc:
+    """Whether the C++ loop will resume, and so append to the metrics file (train/trainer.cc:
     resume set and a checkpoint in checkpoint_dir)."""
     folder = options.get("checkpoint_dir")
     return bool(options.get("resume") and folder and

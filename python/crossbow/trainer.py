@@ -5,7 +5,7 @@
                      lr_policy="multistep", steps=[5, 8]).fit()
 
 Every option here is also a ``crossbow train`` flag (``--lr-policy`` for ``lr_policy``): both
-come from the C++ table of options (crossbow/engine/trainer_options.cc, here ``OPTIONS``), which
+come from the C++ table of options (crossbow/train/trainer_options.cc, here ``OPTIONS``), which
 checks them before anything is built or read.
 """
 import json
@@ -32,7 +32,7 @@ _KINDS = {"int": int, "float": float, "str": str, "bool": bool, "floats": float}
 
 
 def option_table():
-    """name: Option, from the C++ table of options (crossbow/engine/trainer_options.cc), which
+    """name: Option, from the C++ table of options (crossbow/train/trainer_options.cc), which
     also checks every value: the Trainer keyword arguments and the `crossbow train` flags."""
     global _OPTIONS
     if _OPTIONS is None:

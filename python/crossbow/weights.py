@@ -9,7 +9,7 @@ import numpy as np
 
 from crossbow import _native
 
-CHECKPOINT_FILE = "checkpoint.cbt"  # the C++ loop's name for it (engine/checkpoint.cc)
+CHECKPOINT_FILE = "checkpoint.cbt"  # the C++ loop's name for it (train/checkpoint.cc)
 
 
 def checkpoint_path(path):

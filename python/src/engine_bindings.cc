@@ -10,7 +10,7 @@
 #include "crossbow/engine/autotuner.h"
 #include "crossbow/engine/engine.h"
 #include "crossbow/engine/sync/synchroniser.h"
-#include "crossbow/engine/trainer_options.h"
+#include "crossbow/train/trainer_options.h"
 
 namespace py = pybind11;
 using namespace crossbow;
@@ -75,6 +75,7 @@ void BindEngine(py::module_& m) {
   py::class_<Engine>(m, "Engine")
       .def(py::init([](const std::string& spec_json, EngineOptions options, BatchSource* train) {
              LearnerSpec spec = LearnerSpec::FromJson(spec_json);
+             CheckEngineOptions(options);
              py::gil_scoped_release release;
              return std::make_unique<Engine>(spec, std::move(options), train);
            }),

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "crossbow/engine/metrics.h"
+#include "crossbow/train/metrics.h"
 
 namespace py = pybind11;
 using namespace crossbow;

@@ -7,9 +7,9 @@
 #include <memory>
 
 #include "crossbow/comm/process_group.h"
-#include "crossbow/engine/checkpoint.h"
-#include "crossbow/engine/trainer_config.h"
-#include "crossbow/engine/trainer_options.h"
+#include "crossbow/train/checkpoint.h"
+#include "crossbow/train/trainer_config.h"
+#include "crossbow/train/trainer_options.h"
 
 namespace py = pybind11;
 

@@ -1,4 +1,4 @@
-#include "crossbow/engine/checkpoint.h"
+#include "crossbow/train/checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -124,7 +124,19 @@ TEST(Checkpoint, KillDuringWriteLeavesThePreviousCheckpoint) {
       Tensor big = Filled({8 << 20}, 1);  // 32 MB per write
       for (int64_t i = 1;; ++i) WriteCheckpoint(path, Info(i), "", {{"z/w", &big}});
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 + 15 * round));
+    // Kill once the child is writing (a temporary file exists), however long a loaded machine
+    // takes it to get there, and a few milliseconds into a write.
+    auto writing = [&] {
+      for (const auto& entry : fs::directory_iterator(dir)) {
+        if (entry.path().filename() != "checkpoint.cbt") return true;
+      }
+      return false;
+    };
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!writing() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(round % 7));
     ASSERT_EQ(::kill(child, SIGKILL), 0);
     int status = 0;
     ::waitpid(child, &status, 0);

@@ -308,14 +308,6 @@ TEST(Engine, AutotunerLeavesTheEngineAtItsChoice) {
 
 TEST(Engine, RejectsBadOptions) {
   auto source = Source(8, 4);
-  EngineOptions o = Options("cpu:0", 1);
-  o.alpha = 0;
-  EXPECT_ERROR(Engine(Spec(false), o, source.get()), ValueError,
-               "alpha (--alpha) must be in (0, 1], got 0");
-  o.alpha = 0.1;
-  o.sync = "async";
-  EXPECT_ERROR(Engine(Spec(false), o, source.get()), ValueError,
-               "sync (--sync) must be diloco, easgd, localsgd, sgd, sma or ssgd, got 'async'");
   EXPECT_ERROR(Engine(Spec(false), Options("cpu:0", 2, "sgd"), source.get()), ValueError,
                "sync 'sgd' trains one learner");
   auto wrong = std::make_unique<ArraySource>(std::vector<float>(4 * 48), std::vector<int32_t>(4),

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "crossbow/engine/checkpoint.h"
+#include "crossbow/train/checkpoint.h"
 #include "tests/cpp/engine_test_util.h"
 #include "tests/cpp/scratch_dir.h"
 

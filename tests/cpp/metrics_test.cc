@@ -1,4 +1,4 @@
-#include "crossbow/engine/metrics.h"
+#include "crossbow/train/metrics.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -4,7 +4,7 @@
 
 #include "crossbow/core/enforce.h"
 #include "crossbow/engine/engine.h"
-#include "crossbow/engine/trainer_options.h"
+#include "crossbow/train/trainer_options.h"
 #include "tests/cpp/expect_error.h"
 
 namespace crossbow::testing {

@@ -9,10 +9,10 @@
 #include <functional>
 #include <set>
 
-#include "crossbow/engine/checkpoint.h"
-#include "crossbow/engine/stop_signal.h"
-#include "crossbow/engine/trainer.h"
-#include "crossbow/engine/watchdog.h"
+#include "crossbow/train/checkpoint.h"
+#include "crossbow/train/stop_signal.h"
+#include "crossbow/train/trainer.h"
+#include "crossbow/train/watchdog.h"
 #include "engine_test_util.h"
 #include "tests/cpp/scratch_dir.h"
 

@@ -1,10 +1,10 @@
-#include "crossbow/engine/trainer_options.h"
+#include "crossbow/train/trainer_options.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "crossbow/engine/trainer_config.h"
+#include "crossbow/train/trainer_config.h"
 #include "tests/cpp/expect_error.h"
 
 namespace crossbow {
@@ -83,6 +83,13 @@ TEST(TrainerOptionTable, OptionsInCodeAreCheckedByTheSameRules) {
   engine.threads_per_learner = 0;
   EXPECT_ERROR(CheckEngineOptions(engine), ValueError,
                "threads_per_learner (--threads-per-learner) must be > 0, got 0");
+  engine.threads_per_learner = 1;
+  engine.alpha = 0;
+  EXPECT_ERROR(CheckEngineOptions(engine), ValueError, "alpha (--alpha) must be in (0, 1], got 0");
+  engine.alpha = 0.1;
+  engine.sync = "async";
+  EXPECT_ERROR(CheckEngineOptions(engine), ValueError,
+               "sync (--sync) must be diloco, easgd, localsgd, sgd, sma or ssgd, got 'async'");
   TrainerOptions trainer;
   EXPECT_ERROR(CheckTrainerOptions(trainer), ValueError, "training would never stop");
   trainer.iterations = 10;

@@ -1,4 +1,4 @@
-#include "crossbow/engine/trainer.h"
+#include "crossbow/train/trainer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include <random>
 
 #include "crossbow/core/serialize.h"
-#include "crossbow/engine/checkpoint.h"
+#include "crossbow/train/checkpoint.h"
 #include "tests/cpp/expect_error.h"
 #include "tests/cpp/scratch_dir.h"
 

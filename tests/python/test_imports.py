@@ -1,5 +1,7 @@
 """`import crossbow` gives the Python package from every folder, the checkout root included,
-where the C++ folder crossbow/ comes first on sys.path (crossbow/__init__.py forwards)."""
+where the C++ folder crossbow/ comes first on sys.path: it has no __init__.py, so it is at most
+a namespace portion, which any regular package of the name (installed, or python/crossbow on
+PYTHONPATH) outranks (PEP 420)."""
 import os
 import re
 import subprocess
@@ -40,9 +42,9 @@ def test_import_in_the_checkout_root_gives_the_package(args):
     assert out[1] == "269722"
 
 
-def test_the_root_forwards_to_the_package_on_the_path():
-    """With python/ on PYTHONPATH, the root's crossbow/ still comes first; the forwarder must
-    hand the import to python/crossbow, the package a script elsewhere would get."""
+def test_the_root_gives_the_package_on_the_path():
+    """With python/ on PYTHONPATH, the root's crossbow/ still comes first on sys.path; the
+    import must give python/crossbow, the package a script elsewhere would get."""
     out = _python(IDENTITY.format(cpp=os.path.join(ROOT, "crossbow")), ROOT,
                   pythonpath=os.path.join(ROOT, "python"))
     assert out[0] == os.path.join(PACKAGE, "__init__.py")

@@ -1,4 +1,4 @@
-"""The C++ table of options (crossbow/engine/trainer_options.cc) is the one source of the
+"""The C++ table of options (crossbow/train/trainer_options.cc) is the one source of the
 Trainer's keyword arguments, the `crossbow train` flags and the checks of their values."""
 import json
 

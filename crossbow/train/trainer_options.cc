@@ -2,7 +2,7 @@
 // doc, and how its value is read and set. The JSON parser, the checks, the cross-rank
 // comparison and (through _C.trainer_options) Python's keyword arguments and flags are made
 // from it; a key the table lacks is an error.
-#include "crossbow/engine/trainer_options.h"
+#include "crossbow/train/trainer_options.h"
 
 #include <algorithm>
 #include <functional>
@@ -10,9 +10,9 @@
 
 #include "crossbow/core/names.h"
 #include "crossbow/core/precision.h"
-#include "crossbow/engine/option_values.h"
+#include "crossbow/train/option_values.h"
 #include "crossbow/engine/sync/synchroniser.h"
-#include "crossbow/engine/trainer_config.h"
+#include "crossbow/train/trainer_config.h"
 
 namespace crossbow {
 namespace {

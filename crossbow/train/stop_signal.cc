@@ -1,4 +1,4 @@
-#include "crossbow/engine/stop_signal.h"
+#include "crossbow/train/stop_signal.h"
 
 #include <signal.h>
 #include <unistd.h>

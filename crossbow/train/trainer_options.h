@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "crossbow/engine/engine.h"
-#include "crossbow/engine/trainer.h"
+#include "crossbow/train/trainer.h"
 
 namespace crossbow {
 

@@ -17,9 +17,9 @@
 #include "crossbow/core/console.h"
 #include "crossbow/core/enforce.h"
 #include "crossbow/engine/learner_spec.h"
-#include "crossbow/engine/trainer.h"
-#include "crossbow/engine/trainer_config.h"
-#include "crossbow/engine/trainer_option_flags.h"
+#include "crossbow/train/trainer.h"
+#include "crossbow/train/trainer_config.h"
+#include "crossbow/train/trainer_option_flags.h"
 #include "data/loader.h"
 #include "data/presets.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "crossbow/engine/trainer_options.h"
+#include "crossbow/train/trainer_options.h"
 
 namespace crossbow {
 

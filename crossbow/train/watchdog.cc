@@ -1,4 +1,4 @@
-#include "crossbow/engine/watchdog.h"
+#include "crossbow/train/watchdog.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "crossbow/engine/stop_signal.h"
+#include "crossbow/train/stop_signal.h"
 
 namespace crossbow {
 namespace {

@@ -1,4 +1,4 @@
-#include "crossbow/engine/option_values.h"
+#include "crossbow/train/option_values.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "crossbow/engine/trainer_option_flags.h"
+#include "crossbow/train/trainer_option_flags.h"
 
 #include <algorithm>
 #include <cctype>

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "crossbow/engine/engine.h"
-#include "crossbow/engine/trainer.h"
+#include "crossbow/train/trainer.h"
 
 namespace crossbow {
 

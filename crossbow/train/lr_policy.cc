@@ -1,4 +1,4 @@
-#include "crossbow/engine/lr_policy.h"
+#include "crossbow/train/lr_policy.h"
 
 #include <algorithm>
 #include <cmath>

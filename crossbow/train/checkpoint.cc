@@ -1,4 +1,4 @@
-#include "crossbow/engine/checkpoint.h"
+#include "crossbow/train/checkpoint.h"
 
 #include <cstring>
 #include <filesystem>

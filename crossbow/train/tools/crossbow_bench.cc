@@ -19,8 +19,8 @@
 #include "crossbow/engine/autotuner.h"
 #include "crossbow/engine/engine.h"
 #include "crossbow/engine/learner_spec.h"
-#include "crossbow/engine/trainer_config.h"
-#include "crossbow/engine/trainer_option_flags.h"
+#include "crossbow/train/trainer_config.h"
+#include "crossbow/train/trainer_option_flags.h"
 #ifdef CROSSBOW_WITH_CUDA
 #include "crossbow/core/context_cuda.h"
 #endif
@@ -131,6 +131,7 @@ json Run(const json& flags) {
   // Random labels can drive a net without batch norm to a non-finite loss; the throughput is
   // still measured, and "skipped_updates" says how often it happened.
   options.skip_nan = true;
+  CheckEngineOptions(options);
   const bool autotune = config.trainer.autotune;
   CROSSBOW_ENFORCE_VALUE(FLAGS_warmup_iterations >= 0 && FLAGS_seconds > 0,
                          "--warmup_iterations must be >= 0 and --seconds > 0");

@@ -8,9 +8,9 @@
 
 #include "crossbow/core/batch_source.h"
 #include "crossbow/engine/autotuner.h"
-#include "crossbow/engine/checkpoint.h"
+#include "crossbow/train/checkpoint.h"
 #include "crossbow/engine/engine.h"
-#include "crossbow/engine/lr_policy.h"
+#include "crossbow/train/lr_policy.h"
 
 namespace crossbow {
 

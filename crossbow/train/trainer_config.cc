@@ -1,4 +1,4 @@
-#include "crossbow/engine/trainer_config.h"
+#include "crossbow/train/trainer_config.h"
 
 namespace crossbow {
 namespace {

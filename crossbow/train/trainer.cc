@@ -1,4 +1,4 @@
-#include "crossbow/engine/trainer.h"
+#include "crossbow/train/trainer.h"
 
 #include <glog/logging.h>
 
@@ -9,13 +9,13 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "crossbow/engine/checkpoint.h"
-#include "crossbow/engine/metrics.h"
-#include "crossbow/engine/stop_signal.h"
-#include "crossbow/engine/trainer_config.h"
-#include "crossbow/engine/trainer_options.h"
-#include "crossbow/engine/trainer_ranks.h"
-#include "crossbow/engine/watchdog.h"
+#include "crossbow/train/checkpoint.h"
+#include "crossbow/train/metrics.h"
+#include "crossbow/train/stop_signal.h"
+#include "crossbow/train/trainer_config.h"
+#include "crossbow/train/trainer_options.h"
+#include "crossbow/train/trainer_ranks.h"
+#include "crossbow/train/watchdog.h"
 
 namespace crossbow {
 namespace {
@@ -62,6 +62,7 @@ Trainer::Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSou
 }
 
 void Trainer::Start(const LearnerSpec& spec, EngineOptions engine_options) {
+  CheckEngineOptions(engine_options);
   CheckTrainerOptions(options_);
   CheckTrainerSources(options_, spec.input_shape, train_, test_);
   const TrainerOptions& o = options_;

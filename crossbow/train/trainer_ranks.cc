@@ -1,10 +1,10 @@
-#include "crossbow/engine/trainer_ranks.h"
+#include "crossbow/train/trainer_ranks.h"
 
 #include <charconv>
 #include <functional>
 
 #include "crossbow/core/serialize.h"
-#include "crossbow/engine/trainer_options.h"
+#include "crossbow/train/trainer_options.h"
 
 namespace crossbow {
 namespace {

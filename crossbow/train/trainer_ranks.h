@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "crossbow/comm/handshake.h"
-#include "crossbow/engine/trainer.h"
+#include "crossbow/train/trainer.h"
 
 namespace crossbow {
 
