@@ -51,7 +51,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tarfile
 

@@ -1,7 +1,8 @@
 """The PyTorch peer of the CPU benchmarks (bench_step.py, bench_train.py, bench_data.py): which
 Python runs it, the environment it runs in, what it is (torch and oneDNN versions), how a
-benchmark runs a peer program and reads its JSON lines, and the ratios of Crossbow's rate against each of its configurations and the best. Needs no torch: it
-runs under Crossbow's interpreter and asks the peer's interpreter about itself.
+benchmark runs a peer program and reads its JSON lines, and the ratios of Crossbow's rate
+against each of its configurations and the best. Needs no torch: it runs under Crossbow's
+interpreter and asks the peer's interpreter about itself.
 
     python3 scripts/peer.py --venv      the venv scripts/setup_peer.sh makes (its one spelling)
     python3 scripts/peer.py             the default peer, described as JSON
