@@ -116,6 +116,11 @@ def count_images(split_folder):
 def statistical(args, chosen, folder, dbs):
     path = os.path.join(args.work, "tta_runs.jsonl")
     runs = tta_report.read_runs(path) if args.resume and os.path.exists(path) else []
+    for r in runs:
+        if (r["epochs_budget"], r["precision"]) != (args.epochs, args.precision):
+            raise SystemExit(f"bench_train: --resume: {path} holds {r['run']} of "
+                             f"{r['epochs_budget']} epochs in {r['precision']}, not "
+                             f"{args.epochs} in {args.precision}: use another --work")
     done = {r["run"] for r in runs}
     train_images = count_images(os.path.join(folder, "train"))
     for name, recipe in chosen.items():

@@ -199,3 +199,20 @@ def test_dry_run_of_the_peer_when_it_has_torch(tmp_path):
         {"epoch": 1536 / 2000, "time": runs[0]["curve"][0]["time"],
          "accuracy": runs[0]["curve"][0]["accuracy"], "images": 1536})]
     assert "| pytorch | onecycle-b512/eager | 512, one process |" in table
+
+
+def test_resume_keeps_finished_runs_and_refuses_ones_of_another_budget(tmp_path):
+    pytest.importorskip("crossbow._C")
+    if not os.path.isdir(SAMPLE):
+        pytest.skip(f"no bundled sample at {SAMPLE}")
+    (tmp_path / "dry_run").mkdir()
+    done = dict(run("sgd-b16", "crossbow", [(1, 9.5, 0.31)], learners=1), recipe="sgd-b16",
+                epochs_budget=1, precision="fp32")
+    tta_report.write_runs([done], tmp_path / "dry_run" / "tta_runs.jsonl")
+    r = bench(tmp_path, "--recipes", "sgd-b16", "--epochs", "1", "--resume")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert '"tta_run"' not in r.stdout  # nothing trained: the table comes from the stored run
+    assert "| crossbow | sgd-b16 | 16 x 1 learner(s) | 105 | 1.00 ep, 10 s | 1.00 ep, 10 s |" \
+        in outputs(tmp_path)[1]
+    r = bench(tmp_path, "--recipes", "sgd-b16", "--epochs", "2", "--resume")
+    assert r.returncode == 1 and "holds sgd-b16 of 1 epochs in fp32, not 2 in fp32" in r.stderr
