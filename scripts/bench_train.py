@@ -4,11 +4,12 @@
   hardware    ResNet-32 images/s on CIFAR-10 at batch 16 with auto-tuned learners (SMA),
               against PyTorch in one process using all cores at batch 16 and 32; interleaved
               rounds, medians of the rounds reported.
-  statistical time to 80% test accuracy on the full CIFAR-10: ResNet-20 with SMA at batch 16
-              (lr 0.025, divided by 10 after epoch 4) against PyTorch S-SGD (batch 128, lr 0.1
-              divided by 10 after epoch 8), momentum 0.9, weight decay 1e-4: the recipes of
-              ../shared/REFERENCE.md. About half an hour on this machine. Each run starts
-              from a fresh checkpoint folder unless --resume is given.
+  statistical time to accuracy on the full CIFAR-10 (scripts/tta.py): ResNet-20, each side's
+              recipes of a stated sweep (scripts/tta_recipes.py: four a side, PyTorch's in
+              every --modes configuration) up to --targets (default 80% and 85%) within
+              --epochs; per run epochs, images/s and training time to each target, a JSONL
+              of every run's curve, a markdown table and one plot. Hours on a 2-core
+              machine; --dry-run runs the whole pipeline on the bundled sample in a minute.
   compare     the synchronisers side by side (sma, easgd, localsgd, diloco, ssgd, sgd):
               ResNet-20 at batch 16 on the full CIFAR-10 for the same training time each
               (2 learners, SGD 1), test accuracy every half epoch; for the model-averaging
@@ -42,74 +43,35 @@ JSON lines give Crossbow's ratio against each and against the best.
 
   python3 scripts/bench_train.py hardware --work /tmp/bench --rounds 3 --seconds 60 \
       --peer-batches 16 64 128
-  python3 scripts/bench_train.py statistical --work /tmp/bench [--resume]
+  python3 scripts/bench_train.py statistical --work /tmp/bench [--precision bf16] [--resume]
+  python3 scripts/bench_train.py statistical --work /tmp/bench --dry-run
   python3 scripts/bench_train.py compare --work /tmp/bench --seconds 150 --sweep-seconds 45
 """
 import argparse
 import json
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import tarfile
 
 import peer
+import tta
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CIFAR_TAR = os.path.join(ROOT, "..", "shared", "data", "cifar10-jpg.tar.gz")
 
 PEER = r'''
-import json, os, sys, time
-import numpy as np
+import json, sys, time
 import torch, torch.nn.functional as F
-import torchvision
 spec = json.loads(sys.argv[1])
 torch.set_num_threads(spec["threads"])
+from torch_cifar import train_loader
 from torch_modes import autocast, prepare, timed
-from torch_resnet import cifar_resnet as resnet
+from torch_resnet import cifar_resnet
 
-def pixels(split):
-    """The split's images decoded once into uint8 NCHW (cached beside the JPEGs) and labels."""
-    cache = os.path.join(spec["work"], f"torch_{split}_pixels.npz")
-    if not os.path.exists(cache):
-        folder = torchvision.datasets.ImageFolder(os.path.join(spec["folder"], split))
-        x = np.stack([np.asarray(folder.loader(p).convert("RGB")) for p, _ in folder.samples])
-        np.savez(cache, x=x.transpose(0, 3, 1, 2), y=np.array(folder.targets, np.int64))
-    d = np.load(cache)
-    return torch.from_numpy(d["x"]), torch.from_numpy(d["y"])
-
-MEAN = torch.tensor([0.4914, 0.4822, 0.4465]).view(3, 1, 1)
-STD = torch.tensor([0.2470, 0.2435, 0.2616]).view(3, 1, 1)
-
-class Augmented(torch.utils.data.Dataset):
-    """Pad 4, random 32x32 crop, mirror, normalise: on decoded pixels, as Crossbow's loader."""
-    def __init__(self, x, y, train):
-        self.x, self.y, self.train = x, y, train
-    def __len__(self):
-        return len(self.y)
-    def __getitem__(self, i):
-        img = self.x[i]
-        if self.train:
-            img = F.pad(img, (4, 4, 4, 4))
-            r, c = np.random.randint(0, 9, 2)
-            img = img[:, r:r + 32, c:c + 32]
-            if np.random.rand() < 0.5:
-                img = img.flip(2)
-        return (img.float() / 255 - MEAN) / STD, self.y[i]
-
-def hits(logits, y):
-    """Crossbow's scoring rule (core/top_k.h): a tie or a NaN in the row is a miss."""
-    target = logits.gather(1, y[:, None])
-    others = (logits >= target).sum(1) - 1
-    return int(((others < 1) & ~torch.isnan(logits).any(1)).sum())
-
-mode, batch = spec["mode"], spec["batch"]
-loader = torch.utils.data.DataLoader(Augmented(*pixels("train"), True), batch, shuffle=True,
-                                     drop_last=True, num_workers=spec["workers"],
-                                     persistent_workers=spec["workers"] > 0)
+loader = train_loader(spec["folder"], spec["work"], spec["batch"], spec["workers"])
 print(json.dumps({"threads": torch.get_num_threads(), "workers": spec["workers"]}), flush=True)
-model = resnet(32 if mode == "hardware" else 20)
+model = cifar_resnet(32)
 opt = torch.optim.SGD(model.parameters(), 0.1, momentum=0.9, weight_decay=1e-4)
 model, layout = prepare(model, spec["peer_mode"])
 
@@ -119,52 +81,34 @@ def step(x, y):
     opt.zero_grad(); loss.backward(); opt.step()
 
 # torch.compile compiles on its first step: that step is timed apart and kept out of the rates.
-compiling = spec["peer_mode"] == "compile"
-if mode == "hardware":
-    if compiling:
-        x, y = next(iter(loader))
-        print(json.dumps({"compile_s": timed(lambda: step(x, y))}), flush=True)
-    log, images, start = [], 0, time.perf_counter()
-    while True:
-        for x, y in loader:
-            step(x, y)
-            images += len(y)
-            log.append((time.perf_counter() - start, images))
-            if log[-1][0] >= spec["seconds"]:
-                print(json.dumps({"log": log})); sys.exit(0)
-test_x, test_y = pixels("test")
-test = torch.utils.data.DataLoader(Augmented(test_x, test_y, False), 500)
-sched = torch.optim.lr_scheduler.MultiStepLR(opt, [8])
-elapsed, epoch = 0.0, 0
-while elapsed < spec["seconds"] and epoch < 20:
-    model.train(); start = time.perf_counter()
+if spec["peer_mode"] == "compile":
+    x, y = next(iter(loader))
+    print(json.dumps({"compile_s": timed(lambda: step(x, y))}), flush=True)
+log, images, start = [], 0, time.perf_counter()
+while True:
     for x, y in loader:
-        if compiling:
-            compile_s = timed(lambda: step(x, y)); compiling = False
-            start += compile_s
-            print(json.dumps({"compile_s": compile_s}), flush=True)
-        else:
-            step(x, y)
-    elapsed += time.perf_counter() - start; sched.step(); epoch += 1
-    model.eval(); correct = n = 0
-    with torch.no_grad(), autocast(spec["precision"]):
-        for x, y in test: correct += hits(model(layout(x)).float(), y); n += len(y)
-    print(json.dumps({"epoch": epoch, "time": elapsed, "accuracy": correct / n}), flush=True)
-    if correct / n >= spec["target"]:
-        break
+        step(x, y)
+        images += len(y)
+        log.append((time.perf_counter() - start, images))
+        if log[-1][0] >= spec["seconds"]:
+            print(json.dumps({"log": log})); sys.exit(0)
 '''
 
 
-def prepare(work):
-    """JPEG folders from the shared tarball, and raw-pixel Crossbow LMDBs made from them
-    (once)."""
-    folder = os.path.join(work, "cifar10-jpg")
-    if not os.path.isdir(folder):
-        with tarfile.open(CIFAR_TAR) as tar:
-            tar.extractall(folder)
-    tops = [d for d in os.listdir(folder) if os.path.isdir(os.path.join(folder, d))]
-    if not os.path.isdir(os.path.join(folder, "train")) and len(tops) == 1:
-        folder = os.path.join(folder, tops[0])
+SAMPLE = os.path.join(ROOT, "data", "samples", "cifar10")
+
+
+def prepare(work, folder=None):
+    """JPEG folders (`folder`, or the full CIFAR-10 from the shared tarball) and raw-pixel
+    Crossbow LMDBs made from them in `work` (once)."""
+    if folder is None:
+        folder = os.path.join(work, "cifar10-jpg")
+        if not os.path.isdir(folder):
+            with tarfile.open(CIFAR_TAR) as tar:
+                tar.extractall(folder)
+        tops = [d for d in os.listdir(folder) if os.path.isdir(os.path.join(folder, d))]
+        if not os.path.isdir(os.path.join(folder, "train")) and len(tops) == 1:
+            folder = os.path.join(folder, tops[0])
     from crossbow import convert
     dbs = {}
     for split in ("train", "test"):
@@ -172,21 +116,6 @@ def prepare(work):
         if not os.path.isdir(dbs[split]):
             convert.image_folders(os.path.join(folder, split) + "/", dbs[split], encoded=False)
     return folder, dbs
-
-
-def run_peer(args, mode, folder, batch, seconds, peer_mode, target=0.8):
-    """The peer's JSON lines after those that describe it (threads, workers, compile time),
-    which are printed."""
-    spec = dict(mode=mode, folder=folder, work=args.work, batch=batch, seconds=seconds,
-                target=target, threads=args.threads, workers=args.workers, peer_mode=peer_mode,
-                precision=args.precision)
-    out = subprocess.run([args.peer_python, "-c", PEER, json.dumps(spec)], env=peer.env(),
-                         check=True, capture_output=True, text=True)
-    lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    about = [line for line in lines if "threads" in line or "compile_s" in line]
-    print(json.dumps({"peer": mode, "batch": batch, "peer_mode": peer_mode,
-                      **{k: v for line in about for k, v in line.items()}}), flush=True)
-    return [line for line in lines if line not in about]
 
 
 def rates(log, measured_from, window_s):
@@ -242,8 +171,11 @@ def hardware(args, folder, dbs):
         # Overall: the trainer's images over its elapsed time, the autotuner's trials in both.
         ours = rates(crossbow_log(metrics, 16), 0, args.window)[0], result["images_per_s"]
         for name, (steady, overall) in [("crossbow_b16", ours)] + [
-                (f"torch_b{b}_{m}", rates(run_peer(args, "hardware", folder, b, args.seconds,
-                                                   m)[-1]["log"], 0, args.window))
+                (f"torch_b{b}_{m}", rates(peer.run(
+                    args, ["-c", PEER], dict(folder=folder, batch=b, seconds=args.seconds,
+                                             peer_mode=m),
+                    {"peer": "hardware", "batch": b, "peer_mode": m})[1][-1]["log"], 0,
+                    args.window))
                 for b, m in peers]:
             rows[name]["steady"].append(steady)
             rows[name]["overall"].append(overall)
@@ -269,34 +201,6 @@ def hardware(args, folder, dbs):
                           "crossbow": cb[kind],
                           **peer.ratios(cb[kind], {f"b{b}_{m}": med[f"torch_b{b}_{m}"][kind]
                                                    for b, m in peers})}))
-
-
-def statistical(args, folder, dbs):
-    import crossbow
-    metrics = os.path.join(args.work, "tta_crossbow.jsonl")
-    checkpoints = os.path.join(args.work, "tta_ckpt")
-    if not args.resume and os.path.exists(checkpoints):
-        shutil.rmtree(checkpoints)  # a rerun must not report the time of an earlier run
-    result = crossbow.Trainer(net="resnet20", train_db=dbs["train"], test_db=dbs["test"],
-                              batch_size=16, learners="auto", sync="sma", epochs=20, lr=0.025,
-                              lr_policy="multistep", steps=[4], weight_decay=1e-4,
-                              target_accuracy=0.8, metrics=metrics, workers=args.workers,
-                              checkpoint_dir=checkpoints, resume=args.resume,
-                              precision=args.precision).fit()
-    ours = result["time_to_accuracy_s"]
-    print(json.dumps({"crossbow_time_to_80": ours, "learners": result["learners_per_device"],
-                      "resumed": result["resumed"]}), flush=True)
-    times = {}
-    for m in args.modes:
-        reached = [r for r in run_peer(args, "statistical", folder, 128, 1e9, m)
-                   if r["accuracy"] >= 0.8]
-        times[m] = reached[0]["time"] if reached else None
-        print(json.dumps({"torch_time_to_80": times[m], "peer_mode": m}), flush=True)
-    reached = {m: t for m, t in times.items() if t}
-    if ours and reached:  # ratios of rates (1 / time): the peer's time over Crossbow's
-        print(json.dumps({"bench": "train_statistical", "precision": args.precision,
-                          "crossbow_time_to_80": ours,
-                          **peer.ratios(1 / ours, {m: 1 / t for m, t in reached.items()})}))
 
 
 # compare: each algorithm's learners and learning rate. Two learners is what the autotuner
@@ -380,8 +284,9 @@ def main():
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "sync_comparison.png"))
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="the peer's threads")
     peer.add_argument(ap)
-    ap.add_argument("--modes", nargs="+", choices=peer.MODES, default=list(peer.MODES),
-                    help="the peer's configurations (hardware, statistical)")
+    ap.add_argument("--modes", nargs="+", choices=peer.MODES,
+                    help="the peer's configurations (hardware, statistical; default: all, "
+                         "eager alone in a dry run)")
     ap.add_argument("--peer-batches", type=int, nargs="+", default=[16, 32],
                     help="hardware: the peer's batch sizes")
     ap.add_argument("--syncs", nargs="+", choices=tuple(COMPARED), default=list(COMPARED),
@@ -394,19 +299,22 @@ def main():
                          "bf16 is torch.autocast around forward and loss); bf16 needs a CPU "
                          "with AVX512-BF16 or AMX")
     ap.add_argument("--window", type=float, default=5.0, help="seconds per measured window")
-    ap.add_argument("--resume", action="store_true",
-                    help="statistical: go on from the checkpoint of an earlier run")
+    tta.add_arguments(ap)
     args = ap.parse_args()
     if args.precision == "bf16":
         peer.require_crossbow_bf16("bench_train", "--precision")
+    if args.mode == "statistical":
+        chosen = tta.settle(args)
+        os.makedirs(args.work, exist_ok=True)
+        tta.statistical(args, chosen, *prepare(args.work, SAMPLE if args.dry_run else None))
+        return
     os.makedirs(args.work, exist_ok=True)
-    if args.mode != "compare":
+    if args.mode == "hardware":
         info = peer.describe(args.peer_python)
-        args.modes, notes = peer.modes(info, args.modes)
+        args.modes, notes = peer.modes(info, args.modes or peer.MODES)
         print(peer.banner(info), *notes, sep="\n", flush=True)
     folder, dbs = prepare(args.work)
-    {"hardware": hardware, "statistical": statistical, "compare": compare}[args.mode](
-        args, folder, dbs)
+    {"hardware": hardware, "compare": compare}[args.mode](args, folder, dbs)
 
 
 if __name__ == "__main__":

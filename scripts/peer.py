@@ -1,7 +1,8 @@
 """The PyTorch peer of the CPU benchmarks (bench_step.py, bench_train.py, bench_data.py): which
-Python runs it, the environment it runs in, what it is (torch and oneDNN versions), and the
-ratios of Crossbow's rate against each of its configurations and the best. Needs no torch: it
-runs under Crossbow's interpreter and asks the peer's interpreter about itself.
+Python runs it, the environment it runs in, what it is (torch and oneDNN versions), how a
+benchmark runs a peer program and reads its JSON lines, and the ratios of Crossbow's rate
+against each of its configurations and the best. Needs no torch: it runs under Crossbow's
+interpreter and asks the peer's interpreter about itself.
 
     python3 scripts/peer.py --venv      the venv scripts/setup_peer.sh makes (its one spelling)
     python3 scripts/peer.py             the default peer, described as JSON
@@ -11,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 # The peer's configurations: eager NCHW, eager channels_last, torch.compile (scripts/torch_modes.py).
@@ -92,6 +94,34 @@ def ratios(ours, peer_rates):
     best = max(peer_rates, key=peer_rates.get)
     out.update(ratio_vs_best=ours / peer_rates[best], best_mode=best)
     return out
+
+
+def run(args, program, spec, label, echo=False):
+    """Runs the peer `program` (["-c", SOURCE] or [PATH]) on `spec`, with the work folder,
+    threads, workers and precision of `args`. Prints the lines that describe the peer (threads,
+    workers, compile time) as one, under `label` (where `echo`, every line as it comes), and
+    returns them as one dict and the other lines; a failed peer is a RuntimeError with the end
+    of its stderr."""
+    spec = dict(spec, work=args.work, threads=args.threads, workers=args.workers,
+                precision=args.precision)
+    lines = []
+    with tempfile.TemporaryFile("w+") as err:
+        with subprocess.Popen([args.peer_python, *program, json.dumps(spec)], env=env(),
+                              stdout=subprocess.PIPE, stderr=err, text=True) as proc:
+            for line in proc.stdout:
+                if line.startswith("{"):
+                    lines.append(json.loads(line))
+                    if echo:
+                        print(json.dumps({**label, **lines[-1]}), flush=True)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"the peer ({json.dumps(label)}) failed with exit status "
+                               f"{proc.returncode}:\n{err.read()[-3000:]}")
+    about = [line for line in lines if "threads" in line or "compile_s" in line]
+    described = {k: v for line in about for k, v in line.items()}
+    if not echo:
+        print(json.dumps({**label, **described}), flush=True)
+    return described, [line for line in lines if line not in about]
 
 
 def main():

@@ -2,11 +2,14 @@
 for ``crossbow reproduce``. A recipe's schedule is kept as fractions of the run (warm-up,
 learning-rate drops), so that a run compressed to fewer epochs keeps its shape.
 
-The small-batch SMA version (variant ``sma``) of every recipe: batch 16 per learner,
-auto-tuned learners, SMA's defaults, the published learning rate scaled by the square root of
-16 / the published batch (Krizhevsky 2014; Hoffer et al. 2017: it keeps the gradient noise of
-the published run), one epoch of linear warm-up from a tenth of it, the published weight
-decay and momentum, and the published drops at the same fractions of the run.
+The small-batch SMA version (variant ``sma``) of every recipe follows ``small_batch``, the one
+rule from batch size and learner count that ``scripts/bench_train.py statistical`` uses too:
+batch 16 per learner, auto-tuned learners, the published learning rate scaled by the square
+root of 16 / the published batch (Krizhevsky 2014; Hoffer et al. 2017: it keeps the gradient
+noise of the published run), one epoch of linear warm-up from a tenth of it, SMA's central
+momentum 0.9 and alpha left to its default, the published weight decay and momentum, and the
+published drops at the same fractions of the run (docs/design/engine.md, "The small-batch
+rule").
 """
 import dataclasses
 import math
@@ -36,14 +39,42 @@ class Recipe:
         epochs = self.epochs if epochs is None else epochs
         if not epochs > 0:
             raise ValueError(f"epochs (--epochs) must be > 0, got {epochs}")
-        o = dict(net=self.net, epochs=epochs, lr_policy="multistep", gamma=0.1,
-                 steps=[round(f * epochs, 3) for f in self.drops],
-                 warmup=round(self.warmup * epochs, 3), warmup_start=0.1)
+        o = dict(net=self.net, **multistep(epochs, self.drops, self.warmup))
         o.update(self.published if variant == "published" else self.sma)
         return o
 
 
 VARIANTS = ("sma", "published")
+
+
+def multistep(epochs, drops, warmup=0.0):
+    """Trainer options of a run of `epochs` whose rate is divided by 10 at each fraction of the
+    run in `drops`, after a linear warm-up from a tenth over the fraction `warmup`."""
+    return dict(epochs=epochs, lr_policy="multistep", gamma=0.1,
+                steps=[round(f * epochs, 3) for f in drops], warmup=round(warmup * epochs, 3),
+                warmup_start=0.1)
+
+
+# SMA's momentum of the average model (Koliousis et al. 2019), whatever the learner count.
+CENTRAL_MOMENTUM = 0.9
+
+
+def small_batch(batch_size, sync="sma", learners="auto", published_lr=0.1, published_batch=128):
+    """Crossbow's small-batch rule: the Trainer options that a recipe published at
+    (published_lr, published_batch) gets at `batch_size` per learner with `sync` and
+    `learners`. Each learner is an SGD on its own batch, so its rate follows its batch (the
+    square-root rule, from the published run) and not the learner count; warm-up of one epoch
+    from a tenth of it. The learner count, which the autotuner may only fix once training
+    runs, enters through SMA's alpha, left to its default; SMA's central momentum is
+    CENTRAL_MOMENTUM. The schedule's drops stay at the published fractions (multistep)."""
+    if not batch_size >= 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    o = dict(batch_size=batch_size, learners=learners, sync=sync,
+             lr=round(published_lr * math.sqrt(batch_size / published_batch), 4), warmup=1.0,
+             warmup_start=0.1)
+    if sync == "sma":
+        o["central_momentum"] = CENTRAL_MOMENTUM
+    return o
 
 # He et al. 2016, section 4.2: 64k iterations at batch 128 on 50k images (163.8 epochs; the
 # trainer counts whole epochs), lr /10 at 32k and 48k.
@@ -52,9 +83,8 @@ _HE = dict(batch_size=64, learners="2", sync="ssgd", lr=0.1, momentum=0.9, weigh
 
 
 def _sma(published_lr, published_batch, **published):
-    return dict(published, batch_size=16, learners="auto", sync="sma",
-                lr=round(published_lr * math.sqrt(16 / published_batch), 4), warmup=1.0,
-                warmup_start=0.1)
+    return dict(published, **small_batch(16, published_lr=published_lr,
+                                         published_batch=published_batch))
 
 
 _BATCH_NOTE = ("batch 128 as 2 learners x 64 with S-SGD (the gradient averaged over the 128 "

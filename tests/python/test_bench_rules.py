@@ -4,11 +4,13 @@ is measured on the later half."""
 import importlib.util
 import json
 import os
+import sys
 
 import pytest
 
 from conftest import ROOT
 
+sys.path.insert(0, os.path.join(ROOT, "scripts"))  # bench_train's own imports: peer, tta
 spec = importlib.util.spec_from_file_location(
     "bench_train", os.path.join(ROOT, "scripts", "bench_train.py"))
 bench_train = importlib.util.module_from_spec(spec)

@@ -1,0 +1,154 @@
+"""bench_train.py statistical: time to accuracy, Crossbow against PyTorch on the same machine in
+the same run. Every recipe of the stated sweep (tta_recipes.py; --recipes picks some) trains
+ResNet-20 on CIFAR-10 for at most --epochs, evaluated on the whole test set after every epoch,
+until the highest of --targets; PyTorch's recipes in every --modes configuration. Written to
+--work: tta_runs.jsonl (one line per run with its accuracy-against-time curve; --resume keeps
+the runs already there and continues Crossbow's interrupted run from its checkpoint),
+tta_table.md (the table, also printed) and tta_curves.png; the last JSON lines give, per
+target, each side's fastest run and the ratios (bench "train_tta").
+
+--dry-run: the whole pipeline on the bundled sample (data/samples/cifar10: 2,000 training and
+500 test images) in --work/dry_run, one recipe a side (sma-b16, he-b128), 2 epochs, targets
+15% and 20%, the peer in eager mode alone, unless --recipes, --epochs, --targets or --modes say
+otherwise; without a peer Python that has torch, Crossbow alone.
+"""
+import json
+import os
+import shutil
+
+import peer
+import tta_recipes
+import tta_report
+
+SCRIPTS = os.path.dirname(os.path.abspath(__file__))
+FULL = dict(epochs=30, targets=[0.8, 0.85], modes=list(peer.MODES), recipes=None)
+DRY = dict(epochs=2, targets=[0.15, 0.2], modes=["eager"], recipes=["sma-b16", "he-b128"])
+
+
+def add_arguments(ap):
+    ap.add_argument("--epochs", type=int, help=f"statistical: each run's budget (default "
+                    f"{FULL['epochs']}; schedules are fractions of it)")
+    ap.add_argument("--targets", type=float, nargs="+",
+                    help="statistical: test top-1 targets in (0, 1) (default 0.8 0.85; add 0.9 "
+                         "with --epochs 60 or more); a run stops at the highest")
+    ap.add_argument("--recipes", nargs="+", help="statistical: the recipes of the sweep to run "
+                    "(default: all; scripts/tta_recipes.py; a dry run: sma-b16 he-b128)")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="statistical: the whole pipeline on the bundled 2,000-image sample in "
+                         "about a minute (short runs, low targets)")
+    ap.add_argument("--resume", action="store_true",
+                    help="statistical: keep the finished runs of tta_runs.jsonl and go on from "
+                         "the checkpoint of an interrupted Crossbow run")
+
+
+def settle(args):
+    """Fills in the defaults of a full or a dry run, checks --targets and --recipes, and finds
+    the peer: returns the sweep {name: recipe} it can run. Without a peer a dry run goes on with
+    Crossbow alone; a full one stops (unless it runs Crossbow's recipes alone)."""
+    defaults = DRY if args.dry_run else FULL
+    for key, value in defaults.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    if args.dry_run:
+        args.work = os.path.join(args.work, "dry_run")
+    if not all(0 < t < 1 for t in args.targets):
+        raise SystemExit(f"bench_train: --targets must lie in (0, 1), got {args.targets}")
+    args.targets = sorted(args.targets)
+    if not args.epochs > 0:
+        raise SystemExit(f"bench_train: --epochs must be > 0, got {args.epochs}")
+    try:
+        chosen = tta_recipes.sweep(args.epochs, args.recipes)
+    except ValueError as e:
+        raise SystemExit(f"bench_train: {e}") from None
+    if any(r["side"] == "pytorch" for r in chosen.values()):
+        try:
+            info = peer.describe(args.peer_python)
+        except RuntimeError as e:
+            if not args.dry_run:
+                raise SystemExit(f"bench_train statistical: {e}\n(--recipes with Crossbow's "
+                                 "recipes alone runs without a peer)") from None
+            print(f"no PyTorch peer, so Crossbow alone: {e}", flush=True)
+            return {n: r for n, r in chosen.items() if r["side"] == "crossbow"}
+        args.modes, notes = peer.modes(info, args.modes)
+        print(peer.banner(info), *notes, sep="\n", flush=True)
+    return chosen
+
+
+def crossbow_curve(records, train_images):
+    """The evaluations of a Crossbow metrics file as curve points (tta_report)."""
+    return [{"epoch": r["epoch"], "time": r["time"], "accuracy": r["accuracy"],
+             "images": round(r["epoch"] * train_images)}
+            for r in records if r.get("accuracy") is not None]
+
+
+def run_crossbow(args, name, recipe, dbs, train_images):
+    import crossbow
+    from crossbow.plot import read_metrics
+    metrics = os.path.join(args.work, f"tta_{name}.jsonl")
+    checkpoints = os.path.join(args.work, f"tta_{name}_ckpt")
+    if not args.resume and os.path.exists(checkpoints):
+        shutil.rmtree(checkpoints)  # a rerun must not report the time of an earlier run
+    result = crossbow.Trainer(net="resnet20", train_db=dbs["train"], test_db=dbs["test"],
+                              target_accuracy=args.targets[-1],
+                              metrics=metrics, workers=args.workers,
+                              checkpoint_dir=checkpoints, resume=args.resume,
+                              precision=args.precision, progress=not args.dry_run,
+                              **recipe["options"]).fit()
+    return dict(learners=result["learners_per_device"], stop=result["stop_reason"],
+                autotune=result["autotune"],
+                curve=crossbow_curve(read_metrics(metrics), train_images))
+
+
+def run_pytorch(args, name, mode, recipe, folder):
+    spec = dict(folder=folder, batch=recipe["batch"], epochs=args.epochs, peer_mode=mode,
+                target=args.targets[-1], seed=0, options=recipe["options"])
+    about, lines = peer.run(args, [os.path.join(SCRIPTS, "torch_tta.py")], spec,
+                            {"peer": "statistical", "run": f"{name}/{mode}"}, echo=True)
+    return dict(learners=None, compile_s=about.get("compile_s"),
+                curve=[{k: line[k] for k in ("epoch", "time", "accuracy", "images")}
+                       for line in lines if "accuracy" in line])
+
+
+def count_images(split_folder):
+    return sum(len(files) for _, _, files in os.walk(split_folder))
+
+
+def statistical(args, chosen, folder, dbs):
+    path = os.path.join(args.work, "tta_runs.jsonl")
+    runs = tta_report.read_runs(path) if args.resume and os.path.exists(path) else []
+    for r in runs:
+        if (r["epochs_budget"], r["precision"]) != (args.epochs, args.precision):
+            raise SystemExit(f"bench_train: --resume: {path} holds {r['run']} of "
+                             f"{r['epochs_budget']} epochs in {r['precision']}, not "
+                             f"{args.epochs} in {args.precision}: use another --work")
+    done = {r["run"] for r in runs}
+    train_images = count_images(os.path.join(folder, "train"))
+    for name, recipe in chosen.items():
+        modes = [None] if recipe["side"] == "crossbow" else args.modes
+        for mode in modes:
+            label = name if mode is None else f"{name}/{mode}"
+            if label in done:
+                continue
+            print(json.dumps({"tta_run": label, "about": recipe["about"]}), flush=True)
+            out = (run_crossbow(args, name, recipe, dbs, train_images) if mode is None
+                   else run_pytorch(args, name, mode, recipe, folder))
+            runs.append(dict(run=label, side=recipe["side"], recipe=name, mode=mode,
+                             batch=recipe["batch"], about=recipe["about"],
+                             options=recipe["options"], precision=args.precision,
+                             epochs_budget=args.epochs, **out))
+            tta_report.write_runs(runs, path)  # after each run: a crash keeps those done
+    report(args, runs)
+
+
+def report(args, runs):
+    table = tta_report.table(runs, args.targets)
+    with open(os.path.join(args.work, "tta_table.md"), "w") as f:
+        f.write(table)
+    print(f"ResNet-20, CIFAR-10, {args.precision}, budget {args.epochs} epochs; times are "
+          "training time (evaluation and torch.compile's compilation excluded)")
+    print(table)
+    for t in args.targets:
+        print(json.dumps({"bench": "train_tta", "precision": args.precision,
+                          **tta_report.verdict(runs, t)}))
+    print("wrote", tta_report.plot(runs, args.targets, os.path.join(args.work, "tta_curves.png")),
+          flush=True)

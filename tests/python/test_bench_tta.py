@@ -1,0 +1,218 @@
+"""bench_train.py statistical, the time-to-accuracy benchmark (scripts/tta*.py): the rules that
+turn curves into epochs, images/s and time to each target, on hand-made curves; the schedules
+of the sweep; and the dry run end to end on the bundled sample (Crossbow alone, and the peer
+where a peer Python with torch exists)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+SCRIPTS = os.path.join(ROOT, "scripts")
+sys.path.insert(0, SCRIPTS)
+import peer  # noqa: E402
+import tta  # noqa: E402
+import tta_recipes  # noqa: E402
+import tta_report  # noqa: E402
+
+SAMPLE = os.path.join(ROOT, "data", "samples", "cifar10")
+
+
+def curve(*points, train_images=1000):
+    """Curve points from (epoch, seconds, accuracy), images = epoch x train_images."""
+    return [{"epoch": e, "time": t, "accuracy": a, "images": round(e * train_images)}
+            for e, t, a in points]
+
+
+def run(name, side, points, learners=2):
+    return {"run": name, "side": side, "batch": 16, "learners": learners if side == "crossbow"
+            else None, "curve": curve(*points)}
+
+
+def test_a_target_is_met_by_the_first_evaluation_at_or_above_it_even_if_accuracy_falls_back():
+    c = curve((1, 10, 0.5), (2, 20, 0.8), (3, 30, 0.79), (4, 40, 0.86), (5, 50, 0.84))
+    r = {"curve": c}
+    assert tta_report.at_target(r, 0.8) == {"epochs": 2, "time": 20, "images_per_s": 100.0}
+    assert tta_report.at_target(r, 0.85)["epochs"] == 4
+    assert tta_report.at_target(r, 0.9) is None
+    assert tta_report.best_accuracy(r) == 0.86
+
+
+def test_images_per_s_runs_to_the_target_so_time_is_epochs_over_rate():
+    # 2,000 images by 10 s, then slower: 4,000 more in 40 s, and slower still after the target.
+    r = {"curve": [{"epoch": 1, "time": 10, "accuracy": 0.5, "images": 2000},
+                   {"epoch": 3, "time": 50, "accuracy": 0.8, "images": 6000},
+                   {"epoch": 4, "time": 100, "accuracy": 0.82, "images": 8000}]}
+    found = tta_report.at_target(r, 0.8)
+    assert found["images_per_s"] == pytest.approx(120)
+    assert found["time"] == pytest.approx(found["epochs"] * 2000 / found["images_per_s"])
+
+
+def test_verdict_takes_each_sides_soonest_run_and_splits_the_ratio_into_epochs_and_speed():
+    runs = [run("sma-b16", "crossbow", [(4, 40, 0.7), (8, 80, 0.81)]),
+            run("sgd-b16", "crossbow", [(6, 120, 0.80)], learners=1),      # fewer epochs, later
+            run("he-b128/eager", "pytorch", [(5, 100, 0.79), (6, 120, 0.82)]),
+            run("he-b128/compile", "pytorch", [(5, 70, 0.79), (6, 84, 0.80)]),
+            run("goyal-b512/compile", "pytorch", [(4, 60, 0.80)])]
+    v = tta_report.verdict(runs, 0.8)
+    assert v["crossbow"]["run"] == "sma-b16" and v["pytorch"]["run"] == "goyal-b512/compile"
+    assert v["time_ratio"] == pytest.approx(80 / 60)
+    assert v["epochs_ratio"] == pytest.approx(8 / 4)
+    assert v["speed_ratio"] == pytest.approx((8000 / 80) / (4000 / 60))
+    assert v["time_ratio"] == pytest.approx(v["epochs_ratio"] / v["speed_ratio"])
+    assert v["slower_than"] == ["goyal-b512/compile"]  # 84 s and 120 s come after 80 s
+
+
+def test_a_side_that_misses_the_target_says_its_best_and_how_far_short():
+    runs = [run("sma-b16", "crossbow", [(10, 100, 0.83), (20, 200, 0.8412)]),
+            run("he-b128/eager", "pytorch", [(10, 150, 0.86)])]
+    v = tta_report.verdict(runs, 0.85)
+    assert v["crossbow"] == {"reached": False, "best_accuracy": 0.8412,
+                             "short_points": pytest.approx(0.88)}
+    assert "time_ratio" not in v and v["pytorch"]["run"] == "he-b128/eager"
+    text = tta_report.table(runs, [0.8, 0.85])
+    assert "| crossbow | sma-b16 | 16 x 2 learner(s) | 100 | 10.00 ep, 100 s | not reached |" \
+        in text
+    assert "| pytorch | he-b128/eager | 16, one process | 67 |" in text
+    assert "not reached (best 84.12%, 0.88 short)" in text
+    assert "| 80% | sma-b16: 10.00 ep, 100 s, 100 img/s | he-b128/eager: 10.00 ep, 150 s, " \
+        "67 img/s | 0.67 | 1.00 | 1.50 | none |" in text
+    assert tta_report.verdict(runs[:1], 0.8)["pytorch"] is None  # a side not run at all
+
+
+def test_crossbow_curve_keeps_the_evaluations_of_a_metrics_file():
+    records = [{"epoch": 0.5, "time": 3.0, "loss": 2.0},
+               {"epoch": 1.0, "time": 6.5, "accuracy": 0.31},
+               {"epoch": 2.0, "time": 12.0, "accuracy": 0.42}]
+    assert tta.crossbow_curve(records, 2000) == [
+        {"epoch": 1.0, "time": 6.5, "accuracy": 0.31, "images": 2000},
+        {"epoch": 2.0, "time": 12.0, "accuracy": 0.42, "images": 4000}]
+
+
+def test_he_drops_goyal_warm_up_and_one_cycle_schedules():
+    rs = tta_recipes.torch_recipes(30)
+    he, goyal, cycle = (rs[n]["options"] for n in ("he-b128", "goyal-b512", "onecycle-b512"))
+    f = tta_recipes.lr_factor
+    assert [f(he["schedule"], t) for t in (0, 14.99, 15, 22.49)] == pytest.approx(
+        [1, 1, 0.1, 0.1])
+    assert f(he["schedule"], 22.5) == pytest.approx(0.01)
+    assert goyal["lr"] == pytest.approx(0.4)
+    # From He's 0.1 (a quarter of 0.4) to 0.4 over 5/90 of 30 epochs, then /10 at 10, 20, 26.67.
+    assert f(goyal["schedule"], 0) == pytest.approx(0.25)
+    assert f(goyal["schedule"], 5 / 6) == pytest.approx(0.625, abs=1e-3)
+    assert [f(goyal["schedule"], t) for t in (1.7, 9.9, 10, 20, 26.7)] == pytest.approx(
+        [1, 1, 0.1, 0.01, 0.001])
+    assert cycle["nesterov"] and cycle["lr"] == 0.4
+    assert [f(cycle["schedule"], t) for t in (0, 3, 6, 18, 30, 31)] == pytest.approx(
+        [0, 0.5, 1, 0.5, 0, 0])
+
+
+def test_the_sweep_has_as_many_recipes_a_side_and_crossbows_follow_the_one_rule():
+    sweep = tta_recipes.sweep(20)
+    sides = [r["side"] for r in sweep.values()]
+    assert sides.count("crossbow") == sides.count("pytorch") == 4
+    sma16, sma32, sgd = (sweep[n]["options"] for n in ("sma-b16", "sma-b32", "sgd-b16"))
+    assert sma16["lr"] == pytest.approx(0.1 * (16 / 128) ** 0.5, abs=1e-4)
+    assert sma32["lr"] == pytest.approx(0.05) and sgd["lr"] == sma16["lr"]
+    assert (sma16["learners"], sgd["learners"], sgd["sync"]) == ("auto", 1, "sgd")
+    assert sma16["central_momentum"] == 0.9 and "central_momentum" not in sgd
+    assert "alpha" not in sma16  # left to the option table's default
+    assert sma16["steps"] == [10, 15] and sma16["warmup"] == 1.0 and "epochs" in sma16
+    with pytest.raises(ValueError, match="unknown recipe 'sma-b61' .*sma-b16, sma-b32"):
+        tta_recipes.sweep(20, ["sma-b61"])
+
+
+def test_every_crossbow_recipe_passes_the_option_table():
+    pytest.importorskip("crossbow._C")
+    from crossbow import trainer
+    for name, recipe in tta_recipes.crossbow_recipes(30).items():
+        trainer.checked_options(recipe["options"])
+
+
+def bench(tmp_path, *args):
+    return subprocess.run([sys.executable, os.path.join(SCRIPTS, "bench_train.py"),
+                           "statistical", "--work", str(tmp_path), "--dry-run", *args],
+                          capture_output=True, text=True, timeout=900)
+
+
+def outputs(tmp_path):
+    folder = tmp_path / "dry_run"
+    runs = tta_report.read_runs(folder / "tta_runs.jsonl")
+    return runs, (folder / "tta_table.md").read_text(), (folder / "tta_curves.png").read_bytes()
+
+
+def test_dry_run_without_a_peer_runs_crossbow_alone_to_table_jsonl_and_plot(tmp_path):
+    pytest.importorskip("crossbow._C")
+    if not os.path.isdir(SAMPLE):
+        pytest.skip(f"no bundled sample at {SAMPLE}")
+    r = bench(tmp_path, "--recipes", "sgd-b16", "he-b128", "--epochs", "1", "--targets", "0.05",
+              "--peer-python", str(tmp_path / "no-python"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "no PyTorch peer, so Crossbow alone: no peer Python at" in r.stdout
+    runs, table, png = outputs(tmp_path)
+    assert [(x["run"], x["side"], x["learners"]) for x in runs] == [("sgd-b16", "crossbow", 1)]
+    point = runs[0]["curve"][-1]
+    assert point["epoch"] == pytest.approx(1, abs=0.01) and point["images"] == \
+        pytest.approx(2000, abs=20) and 0 < point["time"]
+    assert "| crossbow | sgd-b16 | 16 x 1 learner(s) |" in table and "| 5% |" in table
+    assert png.startswith(b"\x89PNG")
+    verdicts = [json.loads(line) for line in r.stdout.splitlines()
+                if line.startswith('{"bench": "train_tta"')]
+    assert [v["target"] for v in verdicts] == [0.05] and verdicts[0]["pytorch"] is None
+
+
+def test_bad_targets_and_recipes_stop_before_any_work(tmp_path):
+    r = bench(tmp_path, "--targets", "80")
+    assert r.returncode == 1 and "--targets must lie in (0, 1), got [80.0]" in r.stderr
+    r = bench(tmp_path, "--recipes", "sma-b61")
+    assert r.returncode == 1 and "unknown recipe 'sma-b61' (--recipes)" in r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "dry_run").exists()
+
+
+def test_a_full_run_without_a_peer_stops_saying_how_to_get_one(tmp_path):
+    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "bench_train.py"), "statistical",
+                        "--work", str(tmp_path / "w"), "--peer-python", str(tmp_path / "none")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "run scripts/setup_peer.sh" in r.stderr
+    assert "--recipes with Crossbow's recipes alone" in r.stderr
+    assert not (tmp_path / "w").exists()
+
+
+def test_dry_run_of_the_peer_when_it_has_torch(tmp_path):
+    """One short peer run (batch 512: three steps an epoch on the sample) through the whole
+    pipeline; skipped where the peer venv of scripts/setup_peer.sh has no torch."""
+    python = peer.default_python()
+    if not os.access(python, os.X_OK) or subprocess.run(
+            [python, "-c", "import torch, torchvision"], capture_output=True).returncode:
+        pytest.skip(f"no peer Python with torch at {python} (scripts/setup_peer.sh)")
+    if not os.path.isdir(SAMPLE):
+        pytest.skip(f"no bundled sample at {SAMPLE}")
+    r = bench(tmp_path, "--recipes", "onecycle-b512", "--epochs", "1", "--threads", "2")
+    assert r.returncode == 0, r.stderr[-3000:]
+    runs, table, _ = outputs(tmp_path)
+    assert [(x["run"], x["side"]) for x in runs] == [("onecycle-b512/eager", "pytorch")]
+    # drop_last: three batches of 512 from 2,000 images.
+    assert runs[0]["curve"] == [pytest.approx(
+        {"epoch": 1536 / 2000, "time": runs[0]["curve"][0]["time"],
+         "accuracy": runs[0]["curve"][0]["accuracy"], "images": 1536})]
+    assert "| pytorch | onecycle-b512/eager | 512, one process |" in table
+
+
+def test_resume_keeps_finished_runs_and_refuses_ones_of_another_budget(tmp_path):
+    pytest.importorskip("crossbow._C")
+    if not os.path.isdir(SAMPLE):
+        pytest.skip(f"no bundled sample at {SAMPLE}")
+    (tmp_path / "dry_run").mkdir()
+    done = dict(run("sgd-b16", "crossbow", [(1, 9.5, 0.31)], learners=1), recipe="sgd-b16",
+                epochs_budget=1, precision="fp32")
+    tta_report.write_runs([done], tmp_path / "dry_run" / "tta_runs.jsonl")
+    r = bench(tmp_path, "--recipes", "sgd-b16", "--epochs", "1", "--resume")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert '"tta_run"' not in r.stdout  # nothing trained: the table comes from the stored run
+    assert "| crossbow | sgd-b16 | 16 x 1 learner(s) | 105 | 1.00 ep, 10 s | 1.00 ep, 10 s |" \
+        in outputs(tmp_path)[1]
+    r = bench(tmp_path, "--recipes", "sgd-b16", "--epochs", "2", "--resume")
+    assert r.returncode == 1 and "holds sgd-b16 of 1 epochs in fp32, not 2 in fp32" in r.stderr
