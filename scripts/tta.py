@@ -2,10 +2,10 @@
 the same run. Every recipe of the stated sweep (tta_recipes.py; --recipes picks some) trains
 ResNet-20 on CIFAR-10 for at most --epochs, evaluated on the whole test set after every epoch,
 until the highest of --targets; PyTorch's recipes in every --modes configuration. Written to
---work: tta_runs.jsonl (one line per run with its accuracy-against-time curve; --resume keeps
-the runs already there and continues Crossbow's interrupted run from its checkpoint),
-tta_table.md (the table, also printed) and tta_curves.png; the last JSON lines give, per
-target, each side's fastest run and the ratios (bench "train_tta").
+the --work folder ($WORK): $WORK/tta_runs.jsonl (one line per run with its accuracy-against-time
+curve; --resume keeps the runs already there and continues Crossbow's interrupted run from its
+checkpoint), $WORK/tta_table.md (the table, also printed) and $WORK/tta_curves.png; the last
+JSON lines give, per target, each side's fastest run and the ratios (bench "train_tta").
 
 --dry-run: the whole pipeline on the bundled sample (data/samples/cifar10: 2,000 training and
 500 test images) in --work/dry_run, one recipe a side (sma-b16, he-b128), 2 epochs, targets
