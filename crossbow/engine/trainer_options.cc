@@ -145,7 +145,10 @@ const std::vector<Entry>& TableEntries() {
                        "warm-up's first factor of the rate"),
       CROSSBOW_NET("momentum", Type::kFloat, "", Fraction(), "learner momentum", 0.9),
       CROSSBOW_NET("nesterov", Type::kBool, "", Any(),
-                   "learners take Nesterov momentum steps (PyTorch's SGD nesterov=True)", false),
+                   "learners take Nesterov momentum steps in Caffe2's convention, v = m v - lr g, "
+                   "w += m v - lr g: PyTorch's SGD(nesterov=True) while the rate is constant, "
+                   "not across its changes (drops, warm-up, decay)",
+                   false),
       CROSSBOW_NET("weight_decay", Type::kFloat, "", AtLeast(0), "L2 weight decay", 1e-4),
       CROSSBOW_NET("bias_decay", Type::kBool, "", Any(),
                    "weight decay on 1-D parameters too (biases, batch-norm scales and "
