@@ -134,6 +134,7 @@ void ConvOp::Build(const memory::desc& x_md) {
   ConvDescs descs(params_, x.shape(), w.shape(), y_shape_, bias, context_->precision());
   auto pd = descs.Forward(context_->engine());
   primitive_ = dnnl::convolution_forward(pd);
+  implementation_ = pd.impl_info_str();
   src_md_ = pd.src_desc();
   w_plain_md_ = descs.w_plain;
   w_md_ = pd.weights_desc();
@@ -179,12 +180,14 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
     auto pd = descs.BackwardWeights(context_->engine(), hint);
     weights_.Build(dnnl::convolution_backward_weights(pd), pd.diff_weights_desc(), descs.w_plain,
                    w.shape());
+    weights_implementation_ = pd.impl_info_str();
     bw_x_md_ = pd.src_desc();
     bw_dy_md_ = pd.diff_dst_desc();
   }
   if (want_data_) {
     auto pd = descs.BackwardData(context_->engine(), hint);
     data_primitive_ = dnnl::convolution_backward_data(pd);
+    data_implementation_ = pd.impl_info_str();
     bd_w_md_ = pd.weights_desc();
     bd_dy_md_ = pd.diff_dst_desc();
     dx_md_ = pd.diff_src_desc();

@@ -35,6 +35,9 @@ class ConvOp final : public Operator<CPUContext> {
  public:
   ConvOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
   void Run() override;
+  // oneDNN's name for the primitive the latest run built ("jit_wino_4x3:avx512_core" is
+  // Winograd): what shows that Winograd runs where PrefersWinograd asks for it.
+  const std::string& implementation() const { return implementation_; }
 
  private:
   void Build(const dnnl::memory::desc& x_md);
@@ -44,6 +47,7 @@ class ConvOp final : public Operator<CPUContext> {
   dnnl::memory::desc src_md_, w_plain_md_, w_md_;  // the layouts the primitive picked
   Shape w_shape_, b_shape_, y_shape_;
   dnnl::convolution_forward primitive_;
+  std::string implementation_;
   ReorderCache x_reorder_, w_reorder_;
 };
 
@@ -53,6 +57,10 @@ class ConvGradientOp final : public Operator<CPUContext> {
  public:
   ConvGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
   void Run() override;
+  // As ConvOp::implementation, of the backward-weights and backward-data primitives ("" for
+  // a pass that does not run).
+  const std::string& weights_implementation() const { return weights_implementation_; }
+  const std::string& data_implementation() const { return data_implementation_; }
 
  private:
   void Build(const dnnl::memory::desc& x_md, const dnnl::memory::desc& dy_md);
@@ -67,6 +75,7 @@ class ConvGradientOp final : public Operator<CPUContext> {
   Shape w_shape_;
   WeightGradientPass weights_;
   dnnl::convolution_backward_data data_primitive_;
+  std::string weights_implementation_, data_implementation_;
   ReorderCache x_for_weights_, dy_for_weights_, w_for_data_, dy_for_data_;
 };
 

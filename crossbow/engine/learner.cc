@@ -171,6 +171,12 @@ Net& Learner::InferencePlanFor(int64_t batch, bool with_loss) {
   return *net;
 }
 
+Tensor* Learner::TrainingBlob(const std::string& name) {
+  CROSSBOW_ENFORCE(last_batch_ > 0, "learner '", spec_.name, "': blob '", name,
+                   "' of the training plan was asked for before the first step");
+  return train_plans_.at(last_batch_).net->Blob(name);
+}
+
 float Learner::Step(const float* images, const Shape& shape, const int32_t* labels) {
   const float loss = ForwardBackward(images, shape, labels);
   CROSSBOW_ENFORCE(std::isfinite(loss), "learner '", spec_.name, "': loss is ", loss,

@@ -40,7 +40,11 @@ class Learner {
   const Tensor& Predict(const float* images, const Shape& shape);
   EvalResult Evaluate(const float* images, const Shape& shape, const int32_t* labels);
 
+  // Parameters, momentum, statistics and inputs (the learner's own workspace).
   Tensor* Blob(const std::string& name) { return root_.GetTensor(name); }
+  // Any blob of the training plan compiled for the latest batch size (activations and
+  // gradients live there, not in Blob's workspace), as the latest step left it.
+  Tensor* TrainingBlob(const std::string& name);
   const LearnerSpec& spec() const { return spec_; }
   ContextBase* context() { return context_.get(); }
   Device device() const { return spec_.device; }

@@ -5,7 +5,9 @@
 #include "crossbow/train/trainer_options.h"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "crossbow/core/names.h"
@@ -94,7 +96,7 @@ void SetLearners(const json& v, TrainerConfig* c) {
   c->engine.learners_per_device = std::stoi(s);
 }
 
-const std::vector<Entry>& Entries() {
+const std::vector<Entry>& TableEntries() {
   static const std::vector<Entry> entries = {
       CROSSBOW_DATA("batch_size", Type::kInt, "images", Above(0),
                     "images per learner per iteration", 16),
@@ -143,7 +145,10 @@ const std::vector<Entry>& Entries() {
                        "warm-up's first factor of the rate"),
       CROSSBOW_NET("momentum", Type::kFloat, "", Fraction(), "learner momentum", 0.9),
       CROSSBOW_NET("nesterov", Type::kBool, "", Any(),
-                   "learners take Nesterov momentum steps (PyTorch's SGD nesterov=True)", false),
+                   "learners take Nesterov momentum steps in Caffe2's convention, v = m v - lr g, "
+                   "w += m v - lr g: PyTorch's SGD(nesterov=True) while the rate is constant, "
+                   "not across its changes (drops, warm-up, decay)",
+                   false),
       CROSSBOW_NET("weight_decay", Type::kFloat, "", AtLeast(0), "L2 weight decay", 1e-4),
       CROSSBOW_NET("bias_decay", Type::kBool, "", Any(),
                    "weight decay on 1-D parameters too (biases, batch-norm scales and "
@@ -232,6 +237,30 @@ const std::vector<Entry>& Entries() {
   return entries;
 }
 
+// AddOptionForTest's: their entries, the values parsed into them, and whether the table (from
+// which flags and keywords are made once) has been read, after which none may be added.
+struct TestOptions {
+  std::deque<std::string> texts;  // the entries' names and docs (an Entry holds C strings)
+  std::vector<Entry> entries;
+  std::map<std::string, double> values;
+  bool table_read = false;
+};
+
+TestOptions& ForTests() {
+  static TestOptions t;
+  return t;
+}
+
+const std::vector<Entry>& Entries() {
+  static const std::vector<Entry> entries = [] {
+    std::vector<Entry> all = TableEntries();
+    all.insert(all.end(), ForTests().entries.begin(), ForTests().entries.end());
+    ForTests().table_read = true;
+    return all;
+  }();
+  return entries;
+}
+
 // The flags' defaults: a default-constructed config's, but on every CPU core with the
 // autotuner picking the learners.
 TrainerConfig Defaults() {
@@ -250,6 +279,21 @@ void CheckPart(const TrainerConfig& c, Part part) {
 }
 
 }  // namespace
+
+void AddOptionForTest(const std::string& name, const std::string& doc, double at_least,
+                      double default_value) {
+  CROSSBOW_ENFORCE(!ForTests().table_read, "option '", name,
+                   "' was added for a test after the table of options was read");
+  TestOptions& t = ForTests();
+  const char* key = t.texts.emplace_back(name).c_str();
+  t.values[name] = default_value;
+  t.entries.push_back(
+      {key, Type::kFloat, Part::kEngine, "", AtLeast(at_least), t.texts.emplace_back(doc).c_str(),
+       false, [name](const TrainerConfig&) { return json(ForTests().values.at(name)); },
+       [name](const json& v, TrainerConfig*) { ForTests().values[name] = v.get<double>(); }});
+}
+
+double TestOptionValue(const std::string& name) { return ForTests().values.at(name); }
 
 std::vector<TrainerOption> TrainerOptionTable() {
   const TrainerConfig defaults = Defaults();

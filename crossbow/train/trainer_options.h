@@ -28,6 +28,15 @@ struct TrainerOption {
 // a default-constructed EngineOptions or TrainerOptions.
 std::vector<TrainerOption> TrainerOptionTable();
 
+// For tests of the table's promise, that one entry makes everything (a flag with its doc, a
+// keyword argument with its rule, a place among the options ranks compare and checkpoints
+// keep): appends an engine option, a float at least `at_least`, as the table's last entry. No
+// options struct has a field for it: the value a config was parsed with is TestOptionValue's.
+// Only before the table is first read (what is made from it is made once); an error after.
+void AddOptionForTest(const std::string& name, const std::string& doc, double at_least,
+                      double default_value);
+double TestOptionValue(const std::string& name);
+
 // Each option's value against its rule; a ValueError names the option as a keyword and as a
 // flag: "lr (--lr) must be finite and >= 0, got -1". The engine checks its options, the
 // trainer its own; CheckTrainerOptions also checks what options must be together.

@@ -46,6 +46,10 @@ void BindTrainer(py::module_& m) {
       "the table of training options, in the order of the flags: dicts of name, type (int, "
       "float, str, bool, floats), default (JSON), unit, rule, doc, reader (engine, trainer or "
       "python), per_rank");
+  m.def("_add_option_for_test", &AddOptionForTest, py::arg("name"), py::arg("doc"),
+        py::arg("at_least"), py::arg("default"),
+        "tests only: one more engine option (a float), before anything reads the table "
+        "(crossbow/engine/trainer_options.h)");
   m.def(
       "check_trainer_options",
       [](const std::string& options_json) {

@@ -220,6 +220,39 @@ TEST(Conv, WinogradOnlyWhereItPays) {
   EXPECT_FALSE(prefers(strided));
 }
 
+// Where oneDNN has Winograd (avx512_core and up), the shapes PrefersWinograd picks run it in
+// all three passes and the others do not: a regression to direct (conv_op.cc's
+// dnnl_unimplemented fallback) would pass every numerical test and lose what Winograd gained.
+TEST(Conv, WinogradRunsWherePreferred) {
+  const std::string isa = CpuIsaName();
+  if (isa.rfind("avx512_core", 0) != 0) {
+    GTEST_SKIP() << "oneDNN's Winograd needs avx512_core; it finds " << isa << " here";
+  }
+  ConvCase few_channels = kCases[5];
+  few_channels.c = 16;
+  for (const ConvCase& c : {kCases[5], few_channels}) {
+    OperatorDef def = ConvDef(c);
+    ConvParams p(def);
+    const Shape x = {c.n, c.c, c.h, c.w}, w = {c.m, c.c, c.kernel, c.kernel};
+    const bool preferred =
+        PrefersWinograd(p, x, w, ConvOutputShape(def, p, x, w, nullptr), Precision::kFP32);
+    SCOPED_TRACE(::testing::Message() << "C " << c.c << ", Winograd preferred " << preferred);
+    OpHarness h;
+    FeedConv(h, c);
+    h.Feed("dY", {c.n, c.m, c.h, c.w});
+    ConvOp forward(def, &h.ws(), &h.context());
+    forward.Run();
+    ConvGradientOp backward(
+        MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "db", "dX"}, def.args), &h.ws(),
+        &h.context());
+    backward.Run();
+    for (const std::string& name : {forward.implementation(), backward.weights_implementation(),
+                                    backward.data_implementation()}) {
+      EXPECT_EQ(name.find("wino") != std::string::npos, preferred) << name;
+    }
+  }
+}
+
 TEST(Conv, BadShapesNameTheOperator) {
   ConvCase c = kCases[0];
   OpHarness h;

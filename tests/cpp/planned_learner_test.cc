@@ -119,5 +119,43 @@ TEST(PlannedLearner, AgreesBitForBitWithAnUnplannedOneInBf16) {
   ExpectPlannedEqualsUnplanned(Precision::kBF16);
 }
 
+// What the test above cannot tell from a learner that ignores spec.precision: in bf16 every
+// 4-D activation the forward pass writes is bfloat16, the plan's buffers take about half of
+// fp32's bytes (weight gradients, masks and the fp32 logits keep it from exactly half), and the
+// loss of the same step on the same weights moves by bf16's rounding: not zero, and well under
+// 2% (inputs and weights round by at most 2^-9 relative, accumulation is fp32).
+TEST(PlannedLearner, Bf16WritesBfloat16ActivationsInHalfTheBytes) {
+  if (!CpuHasBf16()) GTEST_SKIP() << "this CPU has " << CpuIsaName() << ", not AVX512-BF16 or AMX";
+  Learner fp32(BranchedSpec(true)), bf16(BranchedSpec(true, Precision::kBF16));
+  const int64_t n = 6;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> noise(0.f, 1.f);
+  std::vector<float> images(n * 192);
+  for (float& v : images) v = noise(rng);
+  const std::vector<int32_t> labels = {0, 1, 2, 3, 4, 0};
+  const Shape shape = {n, 3, 8, 8};
+  for (int step = 0; step < 2; ++step) {
+    const float want = fp32.Step(images.data(), shape, labels.data());
+    const float got = bf16.Step(images.data(), shape, labels.data());
+    EXPECT_NE(got, want) << "step " << step;
+    EXPECT_NEAR(got, want, 0.02f * want) << "step " << step;
+  }
+  int activations = 0;
+  for (const auto& op : bf16.spec().net.ops) {
+    for (const auto& name : op.outputs) {
+      const Tensor& reference = *fp32.TrainingBlob(name);
+      if (reference.ndim() != 4 || reference.dtype() != DataType::kFloat32) continue;
+      ++activations;
+      EXPECT_STREQ(DataTypeName(bf16.TrainingBlob(name)->dtype()), "bfloat16")
+          << op.type << " output " << name;
+    }
+  }
+  EXPECT_GE(activations, 9);
+  const double ratio = static_cast<double>(bf16.memory_stats().planned_bytes) /
+                       static_cast<double>(fp32.memory_stats().planned_bytes);
+  EXPECT_GT(ratio, 0.45);
+  EXPECT_LT(ratio, 0.6);
+}
+
 }  // namespace
 }  // namespace crossbow

@@ -104,3 +104,55 @@ def no_C(monkeypatch):
     """Makes crossbow._C unimportable, as before the C++ build."""
     monkeypatch.setitem(sys.modules, "crossbow._C", None)
     monkeypatch.delattr(crossbow, "_C", raising=False)
+
+
+def binomial_margin(accuracy, images, runs=2):
+    """Four standard deviations of an accuracy measured on `images` test images (runs=1), or
+    of the difference between two runs' accuracies on them (runs=2, their errors taken as
+    independent: the widest case): chance crosses it about once in 16,000 tries. The spread
+    is the test set's alone; that of training (two runs part after their first rounding)
+    comes on top, so a bound at this margin is the tightest a test may set."""
+    return 4 * np.sqrt(runs * accuracy * (1 - accuracy) / images)
+
+
+# Below this a float32 softmax's probability (logits about 70 apart) has no resolvable logarithm,
+# and 0 (an underflow) none at all: such classes are compared as negligible on both sides.
+RESOLVED_PROBABILITY = 1e-30
+
+
+def log_probability_gap(got, want):
+    """The largest |log p - log q| / max(1, |log q|) over the classes `want` resolves: relative
+    where logits far apart give log-probabilities of tens (fp32 resolves them to a few parts
+    in a million of themselves), absolute near the top class. Infinite where `got` gives one of
+    the unresolved classes a probability that is not negligible (above 1e-25)."""
+    assert got.shape == want.shape
+    resolved = want >= RESOLVED_PROBABILITY
+    if np.any(got[~resolved] > 1e-25):
+        return np.inf
+    log_want = np.log(want[resolved])
+    gap = np.abs(np.log(got[resolved]) - log_want) / np.maximum(1, np.abs(log_want))
+    return float(gap.max())
+
+
+def assert_same_log_probabilities(got, want, tolerance):
+    """Class probabilities compared as logarithms (log_probability_gap): each probability
+    within a fraction of itself however small it is, where an absolute 1e-4 on probabilities
+    would allow 10% of a 1,000-class net's."""
+    gap = log_probability_gap(got, want)
+    assert gap <= tolerance, f"log-probabilities differ by {gap} (tolerance {tolerance})"
+
+
+def small_variance_bn_net(epsilon):
+    """Conv, batch norm with `epsilon`, ReLU, pooling, FC; running variances of 1e-4 to 1e-3, so
+    that epsilon moves every normalised value (1e-5 instead of 1e-3 moves them ~2x), where the
+    zoo's default 1e-5 next to variances of about 1 moves nothing."""
+    m = crossbow.ModelBuilder("small_variances")
+    x = m.relu(m.spatial_bn(m.conv(m.input("data", shape=(3, 8, 8)), 8, kernel=3, pad=1,
+                                   name="c"), name="bn", epsilon=epsilon))
+    m.softmax_loss(m.fc(m.global_avg_pool(x), 10, name="fc"), "label")
+    model = crossbow.Model(m)
+    rng = np.random.default_rng(4)
+    model.set_param("bn_rv", rng.uniform(1e-4, 1e-3, 8).astype(np.float32))
+    model.set_param("bn_rm", rng.normal(0, 0.01, 8).astype(np.float32))
+    model.set_param("bn_s", rng.uniform(0.05, 0.15, 8).astype(np.float32))
+    return model

@@ -1,6 +1,7 @@
 """PyTorch weights in and out: every zoo net against its twin (torchvision's resnet50,
-scripts/torch_resnet.py, scripts/torch_twins.py), forward outputs within 1e-4 both ways; a
-missing, unexpected or misshapen tensor is named."""
+scripts/torch_resnet.py, scripts/torch_twins.py), and a net whose batch norm has a
+non-default epsilon against its own; log-probabilities within 1e-4 both ways (each class's
+probability within 0.01% of itself); a missing, unexpected or misshapen tensor is named."""
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ import pytest
 
 import crossbow
 from crossbow import _native, interop, torch_names
+from conftest import log_probability_gap, small_variance_bn_net
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 def _torch_importable():
@@ -54,13 +56,14 @@ def _randomise(twin, seed):
 
 
 def _gap(model, twin, seed):
-    """The largest difference between the two nets' class probabilities on one input."""
+    """The largest difference between the two nets' log-probabilities on one input, and how far
+    ours spread (a net whose output hardly depends on its input would agree with anything)."""
     import torch
     x = np.random.default_rng(seed).normal(0, 1, (2,) + model.input_shape).astype(np.float32)
     with torch.no_grad():
-        theirs = torch.softmax(twin(torch.from_numpy(x)), dim=1).numpy()
-    ours = model.predict(x)
-    return float(np.abs(ours - theirs).max()), float(np.abs(ours - ours.mean()).max())
+        theirs = torch.softmax(twin(torch.from_numpy(x)).double(), dim=1).numpy()
+    ours = model.predict(x).astype(np.float64)
+    return log_probability_gap(theirs, ours), float(np.ptp(np.log(np.maximum(ours, 1e-45))))
 
 
 def round_trip(net):
@@ -73,28 +76,70 @@ def round_trip(net):
     return {"in": _gap(model, twin, 1), "out": _gap(model, back.eval(), 3)}
 
 
+# conftest.small_variance_bn_net's blobs under the names of _small_variance_twin's tensors.
+_SMALL_VARIANCE_NAMES = {"c_w": "0.weight", "c_b": "0.bias", "bn_s": "1.weight", "bn_b": "1.bias",
+                         "bn_rm": "1.running_mean", "bn_rv": "1.running_var",
+                         "fc_w": "5.weight", "fc_b": "5.bias"}
+
+
+def _small_variance_twin(epsilon, seed):
+    import torch
+    nn = torch.nn
+    twin = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8, eps=epsilon), nn.ReLU(),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10))
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        twin[1].running_var.uniform_(1e-4, 1e-3, generator=g)
+        twin[1].running_mean.normal_(0, 0.01, generator=g)
+        twin[1].weight.uniform_(0.05, 0.15, generator=g)
+    return twin.eval()
+
+
+def small_variance_round_trip(epsilon, twin_epsilon):
+    """round_trip for conftest.small_variance_bn_net with `epsilon` and a twin with
+    `twin_epsilon`: with both the same, epsilon counts alike on both sides."""
+    twin = _small_variance_twin(twin_epsilon, 0)
+    model = interop.from_torch(small_variance_bn_net(epsilon), twin, names=_SMALL_VARIANCE_NAMES)
+    back = _small_variance_twin(twin_epsilon, 2)
+    ours = small_variance_bn_net(epsilon)
+    back.load_state_dict(interop.to_torch(ours, _SMALL_VARIANCE_NAMES), strict=True)
+    return {"in": _gap(model, twin, 1), "out": _gap(ours, back.eval(), 3)}
+
+
 _ROUND_TRIP = """
 import json, sys
 import torch  # before crossbow._C (see _torch_importable)
 sys.path[:0] = [{tests!r}, {python!r}]
 import test_interop
-print(json.dumps(test_interop.round_trip({net!r})))
+print(json.dumps(test_interop.{call}))
 """
+
+
+def _run_with_torch(call):
+    code = _ROUND_TRIP.format(tests=os.path.dirname(os.path.abspath(__file__)),
+                              python=os.path.join(ROOT, "python"), call=call)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _assert_agree(gaps, what):
+    for way in ("in", "out"):
+        gap, spread = gaps[way]
+        assert gap < 1e-4, f"{what} {way}: log-probabilities differ by {gap}"
+        assert spread > 1e-3, f"{what} {way}: the output hardly depends on the input"
 
 
 @needs_torch
 @pytest.mark.parametrize("net", crossbow.nets.NAMES)
 def test_from_torch_then_to_torch_agree_with_the_twin(net):
-    code = _ROUND_TRIP.format(tests=os.path.dirname(os.path.abspath(__file__)),
-                              python=os.path.join(ROOT, "python"), net=net)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    gaps = json.loads(done.stdout.strip().splitlines()[-1])
-    for way in ("in", "out"):
-        gap, spread = gaps[way]
-        assert gap < 1e-4, f"{net} {way}: probabilities differ by {gap}"
-        assert spread > 1e-3, f"{net} {way}: the output hardly depends on the input"
+    _assert_agree(_run_with_torch(f"round_trip({net!r})"), net)
+
+
+@needs_torch
+def test_a_non_default_batch_norm_epsilon_counts_as_in_pytorch():
+    _assert_agree(_run_with_torch("small_variance_round_trip(1e-3, 1e-3)"), "epsilon 1e-3")
 
 
 def _numpy_state(net):

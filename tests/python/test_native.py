@@ -9,7 +9,7 @@ _C = pytest.importorskip("crossbow._C", reason="crossbow._C is not built (script
 
 import crossbow  # noqa: E402
 from crossbow import ModelBuilder, nets  # noqa: E402
-from conftest import ROOT  # noqa: E402
+from conftest import ROOT, binomial_margin  # noqa: E402
 from crossbow.datasets import load_mnist  # noqa: E402
 
 REQUIRED = ["Conv", "FC", "Relu", "MaxPool", "AveragePool", "GlobalAveragePool", "SpatialBN",
@@ -217,7 +217,8 @@ def test_lenet_learns_mnist_in_one_epoch():
 @pytest.mark.slow
 def test_lenet_in_bf16_learns_mnist_as_fp32_does():
     """Convolutions in bf16 (the rest fp32): over 20,000 MNIST images the loss curve (means of
-    50 steps) stays within 5% + 0.01 of fp32's and the test accuracy within half a point."""
+    50 steps) stays within 5% + 0.01 of fp32's, and the test accuracy within what 10,000 test
+    images resolve of fp32's (binomial_margin: 0.8 points at 98%)."""
     C = crossbow._native.load()
     if not C.cpu_has_bf16():
         pytest.skip(f"this CPU has {C.cpu_isa()}, not AVX512-BF16 or AMX")
@@ -226,7 +227,8 @@ def test_lenet_in_bf16_learns_mnist_as_fp32_does():
     curves = {p: losses[:300].reshape(6, 50).mean(axis=1) for p, (_, losses) in runs.items()}
     assert np.all(np.abs(curves["bf16"] - curves["fp32"]) <= 0.05 * curves["fp32"] + 0.01), curves
     top1 = {p: model.evaluate(xt, yt, batch_size=500)["top1"] for p, (model, _) in runs.items()}
-    assert top1["fp32"] >= 0.97 and abs(top1["bf16"] - top1["fp32"]) <= 0.005, top1
+    assert top1["fp32"] >= 0.97, top1
+    assert abs(top1["bf16"] - top1["fp32"]) <= binomial_margin(top1["fp32"], len(yt)), top1
 
 
 @pytest.mark.parametrize("smoothing", [0.0, 0.1, 0.3])

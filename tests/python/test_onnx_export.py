@@ -1,11 +1,13 @@
 """ONNX export: the checker accepts every zoo net's graph and onnxruntime (CPU) gives
-Model.predict's probabilities within 1e-4, at two batch sizes (the batch is dynamic)."""
+Model.predict's probabilities, each within a small fraction of itself (compared as
+logarithms), at two batch sizes (the batch is dynamic)."""
 import numpy as np
 import pytest
 
 import crossbow
 from crossbow import ModelBuilder, cli, onnx_export, weights
 from crossbow import _native
+from conftest import assert_same_log_probabilities, small_variance_bn_net
 
 onnx = pytest.importorskip("onnx", reason="ONNX export needs the onnx package (setup.sh)")
 ort = pytest.importorskip("onnxruntime", reason="the parity check needs onnxruntime (setup.sh)")
@@ -51,8 +53,21 @@ def test_every_zoo_net_exports_and_matches_predict(tmp_path, net):
         got = session.run(None, {"data": x})[0]
         want = model.predict(x)
         assert got.shape == (batch, model.num_classes)
-        np.testing.assert_allclose(got, want, atol=1e-4, rtol=0)
+        assert_same_log_probabilities(got, want, 1e-4)
         assert np.abs(want - want.mean()).max() > 1e-3  # the output depends on the input
+
+
+@needs_C
+def test_a_non_default_batch_norm_epsilon_is_exported(tmp_path):
+    model = small_variance_bn_net(epsilon=1e-3)
+    graph = onnx.load(str(model.export_onnx(tmp_path / "bn.onnx")))
+    [bn] = [n for n in graph.graph.node if n.op_type == "BatchNormalization"]
+    assert [(a.name, a.f) for a in bn.attribute] == [("epsilon", pytest.approx(1e-3))]
+    x = np.random.default_rng(5).normal(0, 1, (4, 3, 8, 8)).astype(np.float32)
+    want = model.predict(x)
+    assert_same_log_probabilities(_session(tmp_path / "bn.onnx").run(None, {"data": x})[0],
+                                  want, 1e-4)
+    assert np.ptp(np.log(want)) > 1  # the logits are far apart: the net is not near uniform
 
 
 @needs_C
@@ -72,7 +87,7 @@ def test_crossbow_export_writes_a_checkpoints_average_model(tmp_path, capsys):
     assert not np.array_equal(tensors["z/ip2_w"], tensors["learner0/ip2_w"])
     z = weights.load_model("lenet", ckpt)  # the checkpoint's z as a Model
     x = _blobs(8, 2)[0]
-    np.testing.assert_allclose(_session(out).run(None, {"data": x})[0], z.predict(x), atol=1e-4)
+    assert_same_log_probabilities(_session(out).run(None, {"data": x})[0], z.predict(x), 1e-4)
     assert cli.main(["export", "--net", "resnet20", "--checkpoint", str(ckpt), "--output",
                      str(tmp_path / "wrong.onnx")]) == 1
     assert ("(a training checkpoint) has no blob 'z/conv1_conv_w' of net 'resnet20'"
@@ -130,4 +145,4 @@ def test_in_place_and_generic_operators_export(tmp_path):
     _trained_looking(model)
     session = _session(model.export_onnx(tmp_path / "mixed.onnx"))
     x = np.random.default_rng(0).normal(0, 1, (4, 2, 6, 6)).astype(np.float32)
-    np.testing.assert_allclose(session.run(None, {"data": x})[0], model.predict(x), atol=1e-5)
+    assert_same_log_probabilities(session.run(None, {"data": x})[0], model.predict(x), 1e-5)

@@ -1,10 +1,14 @@
 """The C++ table of options (crossbow/train/trainer_options.cc) is the one source of the
 Trainer's keyword arguments, the `crossbow train` flags and the checks of their values."""
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from crossbow import cli, trainer
+from conftest import ROOT
 
 _C = pytest.importorskip("crossbow._C", reason="crossbow._C is not built (scripts/setup.sh)")
 
@@ -73,3 +77,39 @@ def test_non_finite_numbers_reach_the_checks_and_are_refused():
     with pytest.raises(ValueError, match=r"steps \(--steps\) must be finite and >= 0, got "
                                          r"\[1.0, inf\]"):
         _C.check_trainer_options(trainer._json({"steps": [1.0, float("inf")], "epochs": 1}))
+
+
+_ONE_MORE_ENTRY = """
+import json, sys
+sys.path[:0] = [{python!r}]
+from crossbow import _native
+_native.load()._add_option_for_test("test_only_ratio", "a ratio that only this test reads",
+                                    0.5, 2.0)
+from crossbow import cli, trainer
+action = {{a.dest: a for a in cli.parser().commands["train"]._actions}}["test_only_ratio"]
+try:
+    trainer.checked_options(dict(epochs=1, test_only_ratio=0.25))
+    refused = None
+except ValueError as e:
+    refused = str(e)
+kept = trainer.checked_options(dict(epochs=1, test_only_ratio=3))["test_only_ratio"]
+print(json.dumps(dict(flags=action.option_strings, help=action.help, default=action.default,
+                      refused=refused, kept=kept)))
+"""
+
+
+def test_one_more_entry_in_the_table_is_a_flag_and_a_checked_keyword():
+    """The table's promise from the Python side (the C++ side: option_table_entry_test.cc): an
+    entry added before anything reads the table (in a fresh process) is a `crossbow train`
+    flag with its doc and rule, and a Trainer keyword that the entry's rule checks."""
+    code = _ONE_MORE_ENTRY.format(python=os.path.join(ROOT, "python"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["flags"] == ["--test-only-ratio"]
+    assert got["help"].startswith("a ratio that only this test reads (finite and >= 0.5)")
+    assert got["default"] == 2.0
+    assert got["refused"] == ("test_only_ratio (--test-only-ratio) must be finite and >= 0.5, "
+                              "got 0.25")
+    assert got["kept"] == 3

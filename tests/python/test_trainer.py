@@ -13,7 +13,7 @@ import pytest
 import crossbow
 from crossbow import cli, trainer
 from crossbow.plot import plot, read_metrics
-from conftest import ROOT
+from conftest import ROOT, binomial_margin
 
 
 @pytest.fixture
@@ -222,8 +222,8 @@ def test_a_bf16_checkpoint_holds_what_an_fp32_one_does_and_fp32_resumes_from_it(
 @needs_native
 @pytest.mark.slow
 def test_resnet20_in_bf16_trains_as_fp32_does(tmp_path):
-    """Two epochs of the bundled CIFAR-10 sample, one learner, the same seed: each training-loss
-    record (25 iterations) within 10% of fp32's, and the test accuracy within 5 points."""
+    """Two epochs of the bundled CIFAR-10 sample, one learner, the same seed: bf16 learns as
+    fp32 does, within what 250 iterations and 500 test images resolve."""
     C = crossbow._native.load()
     if not C.cpu_has_bf16():
         pytest.skip(f"this CPU has {C.cpu_isa()}, not AVX512-BF16 or AMX")
@@ -238,12 +238,26 @@ def test_resnet20_in_bf16_trains_as_fp32_does(tmp_path):
             net="resnet20", train_db=str(tmp_path / "train"), test_db=str(tmp_path / "test"),
             batch_size=16, learners=1, epochs=2, lr=0.05, seed=1, metrics=str(metrics),
             log_every=25, progress=False, precision=precision).fit()
-        losses = [r["loss"] for r in read_metrics(str(metrics)) if "accuracy" not in r]
-        runs[precision] = (result["accuracy"], np.array(losses))
-    (fp32, fp32_losses), (bf16, bf16_losses) = runs["fp32"], runs["bf16"]
-    assert len(fp32_losses) == len(bf16_losses) >= 8
-    assert np.all(np.abs(bf16_losses - fp32_losses) <= 0.1 * fp32_losses), runs
-    assert min(fp32, bf16) > 0.15 and abs(bf16 - fp32) <= 0.05, runs
+        records = [r for r in read_metrics(str(metrics)) if "accuracy" not in r]
+        losses = [np.mean([r["loss"] for r in records if e - 1 < r["epoch"] <= e])
+                  for e in (1, 2)]
+        runs[precision] = dict(top1=result["accuracy"], top5=result["top5"], losses=losses)
+    fp32, bf16 = runs["fp32"], runs["bf16"]
+    # Each epoch's training loss (means of 100 iterations, 1,600 images: their sampling spread
+    # is about 0.02) within 10% of fp32's; seeds 1 and 2 here differed by 0.7-3.4%, a bf16
+    # that learns nothing stays near ln 10 = 2.30, 15% above fp32's second epoch (2.0).
+    for e in range(2):
+        assert abs(bf16["losses"][e] - fp32["losses"][e]) <= 0.1 * fp32["losses"][e], runs
+    assert all(r["losses"][1] < r["losses"][0] - 0.1 for r in runs.values()), runs
+    # The test accuracies are binomial counts over 500 images, and after 250 iterations top-1
+    # is about 0.2 (0.19-0.26 seen), where two runs differ by up to 0.11 by chance (a Xeon's
+    # fp32 20.6% and bf16 25.6% were 1.8 standard deviations apart): top-1 within that margin,
+    # and learning judged by top-5 (about 0.75), which four standard deviations of 500 images
+    # keep clear of chance (0.5).
+    n = 500
+    p = (fp32["top1"] + bf16["top1"]) / 2
+    assert abs(bf16["top1"] - fp32["top1"]) <= binomial_margin(p, n), runs
+    assert min(fp32["top5"], bf16["top5"]) > 0.5 + binomial_margin(0.5, n, runs=1), runs
 
 
 @needs_native
