@@ -49,7 +49,7 @@ void BindTrainer(py::module_& m) {
   m.def("_add_option_for_test", &AddOptionForTest, py::arg("name"), py::arg("doc"),
         py::arg("at_least"), py::arg("default"),
         "tests only: one more engine option (a float), before anything reads the table "
-        "(crossbow/engine/trainer_options.h)");
+        "(crossbow/train/trainer_options.h)");
   m.def(
       "check_trainer_options",
       [](const std::string& options_json) {

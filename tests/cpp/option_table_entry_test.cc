@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "crossbow/engine/trainer_config.h"
-#include "crossbow/engine/trainer_option_flags.h"
-#include "crossbow/engine/trainer_options.h"
+#include "crossbow/train/trainer_config.h"
+#include "crossbow/train/trainer_option_flags.h"
+#include "crossbow/train/trainer_options.h"
 #include "tests/cpp/expect_error.h"
 
 namespace crossbow {
