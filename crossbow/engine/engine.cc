@@ -26,7 +26,7 @@ EngineOptions Checked(EngineOptions options) {
 Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* train)
     : spec_(spec),
       options_(Checked(std::move(options))),
-      algorithm_(MakeSynchroniser(options_)),
+      algorithm_(MakeSynchroniser(WithSyncDefaults(options_, 1))),
       train_(train) {
   spec_.precision = ParsePrecision(options_.precision);
   if (options_.devices.empty()) options_.devices = ParseDevices("cpu");
@@ -195,6 +195,7 @@ void Engine::Impl::SetLearnersPerDevice(int k) {
   }
   if (world_ > 1) train_->Shard({process_rank_, world_, num_learners()});
   train_->ReserveHeld(num_learners());
+  algorithm_ = MakeSynchroniser(WithSyncDefaults(options_, num_learners() * world_));
   LOG(INFO) << "engine: " << (world_ > 1 ? detail::Concat(world_, " ranks x ") : "")
             << devices_.size() << " device(s) x " << k << " learner(s)";
   StartThreads();

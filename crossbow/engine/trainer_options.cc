@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "crossbow/core/names.h"
@@ -29,7 +30,7 @@ struct Entry {
   Part part;
   const char* unit;
   Rule rule;
-  const char* doc;
+  std::string doc;
   bool per_rank;
   std::function<json(const TrainerConfig&)> get;         // python: the default
   std::function<void(const json&, TrainerConfig*)> set;  // null: the Python side's alone
@@ -80,6 +81,58 @@ Entry StartOnly(Entry e) {
   return e;
 }
 
+// Each periodic synchroniser's own sync_period: the best H of docs/results.md's comparison ("The
+// six synchronisers side by side"). DiLoCo's outer step multiplies the step towards the average
+// by about 7 and needs long periods: at H = 1 it diverges, at H = 4 it was unstable.
+const std::map<std::string, int> kSyncPeriods = {
+    {"sma", 1}, {"easgd", 1}, {"localsgd", 4}, {"diloco", 64}};
+
+std::string SyncPeriodDoc() {
+  std::string own;
+  for (const auto& [sync, period] : kSyncPeriods) {
+    own += (own.empty() ? "" : ", ") + sync + " " + std::to_string(period);
+  }
+  return "sma, easgd, localsgd, diloco: synchronise every this many iterations (H, > 0); auto: "
+         "the synchroniser's own (" +
+         own + ")";
+}
+
+// alpha auto (docs/design/engine.md, "alpha"): the 0.1 that docs/results.md measured, up to 10
+// learners; beyond, 1/N, so that the N corrections of an iteration move z at most to the
+// learners' mean (64 learners at 0.1 diverged).
+double AutoAlpha(int learners) { return std::min(0.1, 1.0 / std::max(learners, 1)); }
+
+// An engine option that is auto (0 in its field: WithSyncDefaults decides) or a number under
+// `rule`. Python and the flags see a string; a number is accepted as one.
+template <typename T>
+Entry AutoOr(const char* key, T EngineOptions::*member, const char* unit, Rule rule,
+             std::string doc) {
+  auto set = [key, member, rule](const json& v, TrainerConfig* c) {
+    const std::string text = v.get<std::string>();
+    if (text == "auto") {
+      c->engine.*member = T{};
+      return;
+    }
+    const json parsed = json::parse(text, nullptr, false);
+    const json typed = Typed(parsed.is_discarded() ? v : parsed, TypeOf<T>(), key);
+    CheckRule(key, TypeOf<T>(), rule, typed);
+    c->engine.*member = typed.template get<T>();
+  };
+  return {key,
+          Type::kString,
+          Part::kEngine,
+          unit,
+          rule,
+          std::move(doc),
+          false,
+          [member](const TrainerConfig& c) {
+            const T v = c.engine.*member;
+            return v == T{} ? json("auto") : json(v);
+          },
+          set,
+          [](const json& v) { return v.is_number() ? json(v.dump()) : v; }};
+}
+
 json GetLearners(const TrainerConfig& c) {
   return c.trainer.autotune ? json("auto") : json(std::to_string(c.engine.learners_per_device));
 }
@@ -108,8 +161,7 @@ const std::vector<Entry>& Entries() {
                       "sma (model averaging), easgd (elastic averaging), localsgd (periodic "
                       "averaging), diloco (outer Nesterov step on z), ssgd (synchronous SGD) or "
                       "sgd (one learner)"),
-      CROSSBOW_ENGINE("sync_period", sync_period, "iterations", Above(0),
-                      "sma, easgd, localsgd, diloco: synchronise every this many iterations (H)"),
+      AutoOr("sync_period", &EngineOptions::sync_period, "iterations", Above(0), SyncPeriodDoc()),
       CROSSBOW_ENGINE("sync_warmup", sync_warmup, "iterations", AtLeast(0),
                       "sma, easgd, localsgd, diloco: synchronise every iteration for the first "
                       "this many iterations (localsgd: S-SGD first, post-local SGD)"),
@@ -153,8 +205,10 @@ const std::vector<Entry>& Entries() {
                    "share of each training target spread evenly over the classes (PyTorch's "
                    "CrossEntropyLoss label_smoothing); the loss reported is the smoothed one",
                    0.0),
-      CROSSBOW_ENGINE("alpha", alpha, "", AboveAtMost(0, 1),
-                      "sma, easgd: pull of the learners towards the average model"),
+      AutoOr("alpha", &EngineOptions::alpha, "", AboveAtMost(0, 1),
+             "sma, easgd: pull of the learners towards the average model, in (0, 1]; auto: "
+             "0.1 up to 10 learners, 1/N for N learners beyond (N of the whole job, again "
+             "whenever the autotuner changes it)"),
       CROSSBOW_ENGINE("central_momentum", central_momentum, "", Fraction(),
                       "sma: momentum of the average model"),
       CROSSBOW_ENGINE("central_momentum_type", central_momentum_type, "", OneOf([] {
@@ -340,6 +394,15 @@ std::vector<std::pair<std::string, std::string>> Compared(const TrainerConfig& c
 std::vector<std::pair<std::string, std::string>> RankComparedOptions(
     const EngineOptions& engine, const TrainerOptions& trainer) {
   return Compared({engine, trainer}, /*with_start_only=*/true);
+}
+
+EngineOptions WithSyncDefaults(EngineOptions options, int learners) {
+  if (options.sync_period == 0) {
+    const auto it = kSyncPeriods.find(options.sync);
+    options.sync_period = it == kSyncPeriods.end() ? 1 : it->second;  // ssgd, sgd: every one
+  }
+  if (options.alpha == 0) options.alpha = AutoAlpha(learners);
+  return options;
 }
 
 std::vector<std::pair<std::string, std::string>> CheckpointedOptions(

@@ -309,9 +309,9 @@ TEST(Engine, AutotunerLeavesTheEngineAtItsChoice) {
 TEST(Engine, RejectsBadOptions) {
   auto source = Source(8, 4);
   EngineOptions o = Options("cpu:0", 1);
-  o.alpha = 0;
+  o.alpha = 1.5;
   EXPECT_ERROR(Engine(Spec(false), o, source.get()), ValueError,
-               "alpha (--alpha) must be in (0, 1], got 0");
+               "alpha (--alpha) must be in (0, 1], got 1.5");
   o.alpha = 0.1;
   o.sync = "async";
   EXPECT_ERROR(Engine(Spec(false), o, source.get()), ValueError,

@@ -54,6 +54,36 @@ TEST(TrainerOptionTable, ReadsValuesAndRefusesUnknownKeysWithASuggestion) {
                "unknown trainer option 'sync_perod'; did you mean 'sync_period'?");
 }
 
+TEST(TrainerOptionTable, SyncPeriodAndAlphaAreAutoOrANumber) {
+  const EngineOptions defaults = ParseTrainerConfig("{}").engine;
+  EXPECT_EQ(defaults.sync_period, 0);  // auto
+  EXPECT_EQ(defaults.alpha, 0);
+  const EngineOptions given =
+      ParseTrainerConfig(R"({"sync_period": "8", "alpha": 0.05})").engine;  // a flag, a keyword
+  EXPECT_EQ(given.sync_period, 8);
+  EXPECT_EQ(given.alpha, 0.05);
+  EXPECT_EQ(ParseTrainerConfig(R"({"alpha": "auto"})").engine.alpha, 0);
+  EXPECT_ERROR(ParseTrainerConfig(R"({"sync_period": "2.5"})"), ValueError,
+               "sync_period (--sync-period) must be an integer, got 2.5");
+}
+
+TEST(TrainerOptionTable, SyncDefaultsArePerSynchroniserAndAlphaFollowsTheLearners) {
+  EngineOptions o;
+  const std::pair<const char*, int> periods[] = {
+      {"sma", 1}, {"easgd", 1}, {"localsgd", 4}, {"diloco", 64}, {"ssgd", 1}};
+  for (const auto& [sync, period] : periods) {
+    o.sync = sync;
+    EXPECT_EQ(WithSyncDefaults(o, 2).sync_period, period) << sync;
+  }
+  EXPECT_EQ(WithSyncDefaults(o, 1).alpha, 0.1);
+  EXPECT_EQ(WithSyncDefaults(o, 10).alpha, 0.1);
+  EXPECT_DOUBLE_EQ(WithSyncDefaults(o, 64).alpha, 1.0 / 64);
+  o.alpha = 0.3;
+  o.sync_period = 5;
+  EXPECT_EQ(WithSyncDefaults(o, 64).alpha, 0.3);  // given: kept
+  EXPECT_EQ(WithSyncDefaults(o, 64).sync_period, 5);
+}
+
 TEST(TrainerOptionTable, ValuesOutsideTheirRuleAreErrorsNamingTheFlag) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"epochs": 0})", "epochs (--epochs) must be > 0, got 0"},
