@@ -1,5 +1,7 @@
 """Model.forward(images, outputs=[...]) and Model.fetch(name): any blob of a real learner as a
 numpy array, checked against numpy computations from the learner's own weights."""
+import os
+
 import numpy as np
 import pytest
 
@@ -108,3 +110,12 @@ def test_unknown_blobs_are_errors_that_name_them_and_list_the_others():
         m.gradient_name("fc22_w")
     with pytest.raises(TypeError, match="a list of blob names"):
         m.forward(IMAGES, outputs="fc1")
+
+
+def test_the_guides_example_runs():
+    guide = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "guide.md")
+    blocks = open(guide).read().split("```")[1::2]
+    (block,) = [b for b in blocks if "model.forward(" in b]
+    namespace = {}
+    exec(block[len("python\n"):], namespace)  # its assert compares an FC layer with numpy
+    assert namespace["grad"].shape == (500, 800) and np.abs(namespace["grad"]).max() > 0
