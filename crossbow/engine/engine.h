@@ -36,7 +36,7 @@ struct EngineOptions {
   // SMA, EASGD: how strongly learners are pulled to the average; 0 (auto): from the job's
   // learner count, again whenever it changes (WithSyncDefaults)
   double alpha = 0;
-  double central_momentum = 0.9;  // SMA: mu_z
+  double central_momentum = 0.9;                 // SMA: mu_z
   std::string central_momentum_type = "polyak";  // SMA: polyak | nesterov
   double outer_lr = 0.7;                         // DiLoCo: the outer SGD's learning rate
   double outer_momentum = 0.9;                   // DiLoCo: its Nesterov momentum
