@@ -62,7 +62,7 @@ def checkpoint_builder(net, checkpoint, num_classes=None, input_size=None):
     b = builder(net, num_classes, input_size)
     if b.name != recorded:
         raise ValueError(f"checkpoint '{checkpoint}' is of net '{recorded}'"
-                         f"{f' ({source})' if source else ''}, not '{b.name}' (--net {net})")
+                         f"{f' ({source})' if source not in ('', recorded) else ''}, not '{b.name}' (--net {net})")
     return b
 
 
