@@ -206,6 +206,9 @@ def run(args, overrides):
     options.setdefault("resume", True)
     from crossbow import trainer
     trainer.checked_options({k: v for k, v in options.items() if k != "net"})
+    from crossbow import net_source
+    net_source.builder(options["net"], options.get("num_classes"), options.get("input_size"),
+                       options.get("zero_init_residual"))  # a wrong --net fails before the data
     cache = cache_dir(args.cache_dir)
     train_db, test_db = (os.path.join(cache, f"{recipe.dataset}_{s}") for s in ("train", "test"))
     if args.dry_run:
