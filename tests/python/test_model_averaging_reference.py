@@ -41,8 +41,9 @@ class Reference:
       diloco     d = mean_j w_j - z; u = mu_o u + d; z += lr_o (d + mu_o u); learners take z."""
 
     def __init__(self, start, n, sync, sync_period, central_momentum_type="polyak",
-                 sync_warmup=0):
+                 sync_warmup=0, alpha=ALPHA):
         self.n, self.sync, self.period, self.warmup = n, sync, sync_period, sync_warmup
+        self.alpha = alpha
         self.nesterov = central_momentum_type == "nesterov"
         self.mu_z = 0.0 if sync == "easgd" else MU_Z
         self.z = split(start, "z/", PARAMS)
@@ -69,7 +70,7 @@ class Reference:
                 snapshot = self.w[j][name].copy()
                 self.w[j][name] = snapshot + self.v[j][name]
                 if elastic:
-                    c = ALPHA * (snapshot - self.z[name])
+                    c = self.alpha * (snapshot - self.z[name])
                     self.w[j][name] -= c
                     total[name] += c
         if not synchronise:
@@ -139,6 +140,21 @@ def test_matches_the_numpy_reference_after_every_iteration(mode):
     # Learners are apart after the last iteration unless it replaced them by z.
     replaced = ref.synchronises(ITERATIONS - 1) and options["sync"] in ("localsgd", "diloco")
     assert (max(distances) > 1e-3) != replaced
+
+
+@pytest.mark.parametrize("sync", ["sma", "easgd"])
+@pytest.mark.parametrize("k, alpha", [(2, 0.1), (6, 1 / 12)])
+def test_alpha_auto_follows_the_learner_count_as_the_autotuner_changes_it(sync, k, alpha):
+    # alpha auto: 0.1 up to 10 learners, 1/N beyond; here N = 2 devices x k, set after the
+    # engine started with 1 learner per device, as the autotuner sets it.
+    images, labels = data()
+    e = engine(images, labels, k=1, sync=sync, alpha="auto")
+    e.set_learners_per_device(k)
+    ref = Reference(e.state(), 2 * k, sync, 1, alpha=alpha)
+    for t in range(4):
+        e.iterate()
+        ref.iterate(t, images, labels)
+        assert_state(e.state(), ref, "z_prev", f"after iteration {t}")
 
 
 def test_diloco_with_outer_lr_1_and_no_momentum_is_localsgd():
