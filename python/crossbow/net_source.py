@@ -61,8 +61,9 @@ def checkpoint_builder(net, checkpoint, num_classes=None, input_size=None):
         net = source
     b = builder(net, num_classes, input_size)
     if b.name != recorded:
-        raise ValueError(f"checkpoint '{checkpoint}' is of net '{recorded}'"
-                         f"{f' ({source})' if source not in ('', recorded) else ''}, not '{b.name}' (--net {net})")
+        origin = f" ({source})" if source not in ("", recorded) else ""
+        raise ValueError(f"checkpoint '{checkpoint}' is of net '{recorded}'{origin}, not "
+                         f"'{b.name}' (--net {net})")
     return b
 
 

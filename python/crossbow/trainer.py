@@ -85,8 +85,8 @@ def _check_db(what, db):
 
 class Trainer:
     """Trains a net (a zoo name, FILE.py:FUNCTION or MODULE:FUNCTION: crossbow.net_source) or
-    a ModelBuilder on LMDB paths, ImageDBs or (images, labels)
-    numpy pairs with many learners per device; see OPTIONS (or ``crossbow train --help``) for the keyword arguments."""
+    a ModelBuilder on LMDB paths, ImageDBs or (images, labels) numpy pairs with many learners
+    per device; see OPTIONS (or ``crossbow train --help``) for the keyword arguments."""
 
     def __init__(self, net, train_db, test_db=None, **options):
         self.options = checked_options(options)
