@@ -11,6 +11,7 @@
 #include "crossbow/core/precision.h"
 #include "crossbow/engine/device.h"
 #include "crossbow/engine/engine_impl.h"
+#include "crossbow/engine/sync/sync_defaults.h"
 #include "crossbow/engine/trainer_options.h"
 
 namespace crossbow {

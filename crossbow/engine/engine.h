@@ -30,7 +30,7 @@ struct EngineOptions {
   // A synchroniser's name (engine/sync/): sma, easgd, localsgd, diloco, ssgd or sgd.
   std::string sync = "sma";
   // sma, easgd, localsgd, diloco: synchronise every H iterations; 0 (auto): the synchroniser's
-  // own H (WithSyncDefaults, trainer_options.cc)
+  // own H (WithSyncDefaults, sync/sync_defaults.h)
   int sync_period = 0;
   int64_t sync_warmup = 0;  // ... and every iteration of the first this many
   // SMA, EASGD: how strongly learners are pulled to the average; 0 (auto): from the job's

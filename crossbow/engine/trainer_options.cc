@@ -6,12 +6,12 @@
 
 #include <algorithm>
 #include <functional>
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include "crossbow/core/names.h"
 #include "crossbow/core/precision.h"
 #include "crossbow/engine/option_values.h"
+#include "crossbow/engine/sync/sync_defaults.h"
 #include "crossbow/engine/sync/synchroniser.h"
 #include "crossbow/engine/trainer_config.h"
 
@@ -81,26 +81,23 @@ Entry StartOnly(Entry e) {
   return e;
 }
 
-// Each periodic synchroniser's own sync_period: the best H of docs/results.md's comparison ("The
-// six synchronisers side by side"). DiLoCo's outer step multiplies the step towards the average
-// by about 7 and needs long periods: at H = 1 it diverges, at H = 4 it was unstable.
-const std::map<std::string, int> kSyncPeriods = {
-    {"sma", 1}, {"easgd", 1}, {"localsgd", 4}, {"diloco", 64}};
+std::string AlphaDoc() {
+  const std::string cap = json(kAlphaCap).dump();
+  return "sma, easgd: pull of the learners towards the average model, in (0, 1]; auto: " + cap +
+         " up to " + std::to_string(static_cast<int>(1 / kAlphaCap + 0.5)) +
+         " learners, 1/N for N learners beyond (N of the whole job, again whenever the "
+         "autotuner changes it)";
+}
 
 std::string SyncPeriodDoc() {
   std::string own;
-  for (const auto& [sync, period] : kSyncPeriods) {
+  for (const auto& [sync, period] : SyncPeriodDefaults()) {
     own += (own.empty() ? "" : ", ") + sync + " " + std::to_string(period);
   }
   return "sma, easgd, localsgd, diloco: synchronise every this many iterations (H, > 0); auto: "
          "the synchroniser's own (" +
          own + ")";
 }
-
-// alpha auto (docs/design/engine.md, "alpha"): the 0.1 that docs/results.md measured, up to 10
-// learners; beyond, 1/N, so that the N corrections of an iteration move z at most to the
-// learners' mean (64 learners at 0.1 diverged).
-double AutoAlpha(int learners) { return std::min(0.1, 1.0 / std::max(learners, 1)); }
 
 // An engine option that is auto (0 in its field: WithSyncDefaults decides) or a number under
 // `rule`. Python and the flags see a string; a number is accepted as one.
@@ -205,10 +202,7 @@ const std::vector<Entry>& Entries() {
                    "share of each training target spread evenly over the classes (PyTorch's "
                    "CrossEntropyLoss label_smoothing); the loss reported is the smoothed one",
                    0.0),
-      AutoOr("alpha", &EngineOptions::alpha, "", AboveAtMost(0, 1),
-             "sma, easgd: pull of the learners towards the average model, in (0, 1]; auto: "
-             "0.1 up to 10 learners, 1/N for N learners beyond (N of the whole job, again "
-             "whenever the autotuner changes it)"),
+      AutoOr("alpha", &EngineOptions::alpha, "", AboveAtMost(0, 1), AlphaDoc()),
       CROSSBOW_ENGINE("central_momentum", central_momentum, "", Fraction(),
                       "sma: momentum of the average model"),
       CROSSBOW_ENGINE("central_momentum_type", central_momentum_type, "", OneOf([] {
@@ -394,15 +388,6 @@ std::vector<std::pair<std::string, std::string>> Compared(const TrainerConfig& c
 std::vector<std::pair<std::string, std::string>> RankComparedOptions(
     const EngineOptions& engine, const TrainerOptions& trainer) {
   return Compared({engine, trainer}, /*with_start_only=*/true);
-}
-
-EngineOptions WithSyncDefaults(EngineOptions options, int learners) {
-  if (options.sync_period == 0) {
-    const auto it = kSyncPeriods.find(options.sync);
-    options.sync_period = it == kSyncPeriods.end() ? 1 : it->second;  // ssgd, sgd: every one
-  }
-  if (options.alpha == 0) options.alpha = AutoAlpha(learners);
-  return options;
 }
 
 std::vector<std::pair<std::string, std::string>> CheckpointedOptions(

@@ -39,11 +39,6 @@ void CheckEngineOptions(const EngineOptions& options);
 EngineOptions ParseEngineOptions(const std::string& json);
 void CheckTrainerOptions(const TrainerOptions& options);
 
-// `options` with what they leave to the synchroniser filled in: sync_period auto (0) as its own
-// period, alpha auto (0) from `learners`, the learners of the whole job. The engine makes its
-// synchroniser from these, again whenever its learner count changes (the autotuner).
-EngineOptions WithSyncDefaults(EngineOptions options, int learners);
-
 // The options that the ranks of an MPI job must agree on (neither per_rank nor python), as
 // (name, value as JSON).
 std::vector<std::pair<std::string, std::string>> RankComparedOptions(const EngineOptions& engine,

@@ -67,23 +67,6 @@ TEST(TrainerOptionTable, SyncPeriodAndAlphaAreAutoOrANumber) {
                "sync_period (--sync-period) must be an integer, got 2.5");
 }
 
-TEST(TrainerOptionTable, SyncDefaultsArePerSynchroniserAndAlphaFollowsTheLearners) {
-  EngineOptions o;
-  const std::pair<const char*, int> periods[] = {
-      {"sma", 1}, {"easgd", 1}, {"localsgd", 4}, {"diloco", 64}, {"ssgd", 1}};
-  for (const auto& [sync, period] : periods) {
-    o.sync = sync;
-    EXPECT_EQ(WithSyncDefaults(o, 2).sync_period, period) << sync;
-  }
-  EXPECT_EQ(WithSyncDefaults(o, 1).alpha, 0.1);
-  EXPECT_EQ(WithSyncDefaults(o, 10).alpha, 0.1);
-  EXPECT_DOUBLE_EQ(WithSyncDefaults(o, 64).alpha, 1.0 / 64);
-  o.alpha = 0.3;
-  o.sync_period = 5;
-  EXPECT_EQ(WithSyncDefaults(o, 64).alpha, 0.3);  // given: kept
-  EXPECT_EQ(WithSyncDefaults(o, 64).sync_period, 5);
-}
-
 TEST(TrainerOptionTable, ValuesOutsideTheirRuleAreErrorsNamingTheFlag) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"epochs": 0})", "epochs (--epochs) must be > 0, got 0"},
