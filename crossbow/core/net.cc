@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "crossbow/core/device_backend.h"
 #include "crossbow/core/memory_planner.h"
 
 namespace crossbow {
@@ -72,8 +73,26 @@ void Net::PlanAndBind() {
   }
   MemoryPlan plan = PlanMemory(def_.ops, bytes);
   for (size_t size : plan.buffer_bytes) buffers_.push_back(AllocateOn(context_->device(), size));
+  // The first run's values stay as a later run leaves them (a gradient read after the update):
+  // each blob's bytes go into its buffer in the order the run first wrote them, so of the blobs
+  // that share a buffer (lifetimes that do not overlap) the last one's remain.
+  std::vector<std::pair<Tensor*, Tensor>> written;  // the tensor, and a view of its old bytes
+  std::set<std::string> seen;
+  for (const auto& op : def_.ops) {
+    for (const auto& out : op.outputs) {
+      if (plan.buffer_of.count(out) && seen.insert(out).second) {
+        written.emplace_back(ws_.GetTensor(out), *ws_.GetTensor(out));
+      }
+    }
+  }
   for (const auto& [blob, buffer] : plan.buffer_of) {
     ws_.GetTensor(blob)->BindStorage(buffers_[buffer], plan.buffer_bytes[buffer]);
+  }
+  context_->Synchronize();
+  for (const auto& [t, old] : written) {
+    if (old.raw_data() == nullptr) continue;  // shaped but never written (an unused output)
+    CopyBytes(t->raw_data(), t->device(), old.raw_data(), old.device(),
+              std::min(old.nbytes(), old.capacity()));
   }
   stats_ = {plan.planned_bytes, plan.unplanned_bytes};
   planned_ = true;

@@ -11,12 +11,13 @@
 #include "crossbow/core/precision.h"
 #include "crossbow/engine/device.h"
 #include "crossbow/engine/engine_impl.h"
+#include "crossbow/engine/sync/sync_defaults.h"
 
 namespace crossbow {
 Engine::Impl::Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* train)
     : spec_(spec),
       options_(std::move(options)),
-      algorithm_(MakeSynchroniser(options_)),
+      algorithm_(MakeSynchroniser(WithSyncDefaults(options_, 1))),
       train_(train) {
   spec_.precision = ParsePrecision(options_.precision);
   if (options_.devices.empty()) options_.devices = ParseDevices("cpu");
@@ -185,6 +186,7 @@ void Engine::Impl::SetLearnersPerDevice(int k) {
   }
   if (world_ > 1) train_->Shard({process_rank_, world_, num_learners()});
   train_->ReserveHeld(num_learners());
+  algorithm_ = MakeSynchroniser(WithSyncDefaults(options_, num_learners() * world_));
   LOG(INFO) << "engine: " << (world_ > 1 ? detail::Concat(world_, " ranks x ") : "")
             << devices_.size() << " device(s) x " << k << " learner(s)";
   StartThreads();

@@ -29,10 +29,14 @@ struct EngineOptions {
   int learners_per_device = 1;  // the autotuner changes it through SetLearnersPerDevice
   // A synchroniser's name (engine/sync/): sma, easgd, localsgd, diloco, ssgd or sgd.
   std::string sync = "sma";
-  int sync_period = 1;            // sma, easgd, localsgd, diloco: synchronise every H iterations
-  int64_t sync_warmup = 0;        // ... and every iteration of the first this many
-  double alpha = 0.1;             // SMA: how strongly learners are pulled to the average
-  double central_momentum = 0.9;  // SMA: mu_z
+  // sma, easgd, localsgd, diloco: synchronise every H iterations; 0 (auto): the synchroniser's
+  // own H (WithSyncDefaults, sync/sync_defaults.h)
+  int sync_period = 0;
+  int64_t sync_warmup = 0;  // ... and every iteration of the first this many
+  // SMA, EASGD: how strongly learners are pulled to the average; 0 (auto): from the job's
+  // learner count, again whenever it changes (WithSyncDefaults)
+  double alpha = 0;
+  double central_momentum = 0.9;                 // SMA: mu_z
   std::string central_momentum_type = "polyak";  // SMA: polyak | nesterov
   double outer_lr = 0.7;                         // DiLoCo: the outer SGD's learning rate
   double outer_momentum = 0.9;                   // DiLoCo: its Nesterov momentum

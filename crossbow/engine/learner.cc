@@ -6,6 +6,7 @@
 
 #include "crossbow/core/autodiff.h"
 #include "crossbow/core/fusion.h"
+#include "crossbow/core/names.h"
 #include "crossbow/core/precision.h"
 #include "crossbow/core/serialize.h"
 #include "crossbow/core/top_k.h"
@@ -73,6 +74,7 @@ Learner::Learner(LearnerSpec spec)
 
   std::set<std::string> fetched(spec_.accuracy.begin(), spec_.accuracy.end());
   fetched.insert({spec_.loss, spec_.output});
+  unfused_net_ = spec_.net;
   // Before autodiff, so that the backward pass is the fused operators' gradients.
   spec_.net = FuseOperators(spec_.net, fetched);
   CheckForwardNet();
@@ -134,6 +136,7 @@ void Learner::Feed(const float* images, const Shape& shape, const int32_t* label
   if (moved) {
     for (auto& [batch, plan] : train_plans_) plan.net->ForgetRecordings();
     for (auto& [key, net] : inference_plans_) net->ForgetRecordings();
+    for (auto& [key, net] : forward_plans_) net->ForgetRecordings();
   }
 }
 
@@ -254,6 +257,72 @@ EvalResult Learner::Evaluate(const float* images, const Shape& shape, const int3
   result.top1 /= n;
   result.top5 /= n;
   return result;
+}
+
+Net& Learner::ForwardPlanFor(int64_t batch, bool with_loss, const std::set<std::string>& outputs) {
+  const auto key = std::make_tuple(batch, with_loss, outputs);
+  auto found = forward_plans_.find(key);
+  if (found == forward_plans_.end()) {
+    const NetDef inference = InferenceNet(FuseOperators(unfused_net_, outputs), with_loss);
+    std::set<std::string> known = {spec_.input};
+    if (with_loss) known.insert(spec_.label);
+    for (const auto& op : inference.ops) {
+      known.insert(op.inputs.begin(), op.inputs.end());
+      known.insert(op.outputs.begin(), op.outputs.end());
+    }
+    for (const auto& name : outputs) {
+      if (known.count(name)) continue;
+      const std::vector<std::string> names(known.begin(), known.end());
+      throw ValueError(detail::Concat("learner '", spec_.name, "': the forward net ",
+                                      with_loss ? "" : "without labels ", "has no blob '", name,
+                                      "'", DidYouMean(name, names),
+                                      " (its blobs: ", JoinNames(names), ")"));
+    }
+    NetDef def = Prune(inference, outputs);
+    def.name = spec_.name + "_forward";
+    auto net = std::make_unique<Net>(def, &root_, context_.get(), outputs, spec_.plan_memory);
+    if (!spec_.cuda_graphs) net->DisableCapture();
+    found = forward_plans_.emplace(key, std::move(net)).first;  // only a plan made: Feed reads all
+  }
+  return *found->second;
+}
+
+void Learner::Forward(const float* images, const Shape& shape, const int32_t* labels,
+                      const std::set<std::string>& outputs) {
+  CROSSBOW_ENFORCE_VALUE(!outputs.empty(), "learner '", spec_.name, "': Forward needs outputs");
+  last_forward_ = nullptr;
+  Feed(images, shape, labels);
+  Net& net = ForwardPlanFor(shape[0], labels != nullptr, outputs);
+  net.Run();
+  context_->Synchronize();
+  last_forward_ = &net;
+  last_outputs_ = outputs;
+}
+
+const Tensor& Learner::Fetch(const std::string& name) {
+  if (last_forward_ != nullptr && last_outputs_.count(name)) return *last_forward_->Blob(name);
+  if (!train_plans_.empty()) {
+    for (const auto& [param, gradient] : gradients_) {
+      if (gradient == name) return *Gradient(param);
+    }
+  }
+  if (root_.HasTensor(name) && root_.GetTensor(name)->defined()) return *root_.GetTensor(name);
+  const std::vector<std::string> names = FetchableNames();
+  throw ValueError(detail::Concat("learner '", spec_.name, "': no blob '", name, "' to fetch",
+                                  DidYouMean(name, names), " (blobs now: ", JoinNames(names),
+                                  "; the net's other blobs are read with Forward's outputs)"));
+}
+
+std::vector<std::string> Learner::FetchableNames() const {
+  std::set<std::string> names;
+  for (const auto& name : root_.TensorNames()) {
+    if (root_.GetTensor(name)->defined()) names.insert(name);
+  }
+  if (last_forward_ != nullptr) names.insert(last_outputs_.begin(), last_outputs_.end());
+  if (!train_plans_.empty()) {
+    for (const auto& [param, gradient] : gradients_) names.insert(gradient);
+  }
+  return {names.begin(), names.end()};
 }
 
 void Learner::SetLearningRate(float lr) {

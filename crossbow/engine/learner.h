@@ -4,6 +4,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "crossbow/core/net.h"
@@ -39,6 +40,18 @@ class Learner {
   // The spec's output blob (class probabilities), in inference mode, on the device.
   const Tensor& Predict(const float* images, const Shape& shape);
   EvalResult Evaluate(const float* images, const Shape& shape, const int32_t* labels);
+  // The forward net in inference mode on a batch (with labels, the loss layer too), `outputs`
+  // (blobs it reads or writes) kept out of the memory planner's shared buffers and unfused, so
+  // that Fetch reads each until the next Forward. ValueError for a blob the net lacks.
+  void Forward(const float* images, const Shape& shape, const int32_t* labels,
+               const std::set<std::string>& outputs);
+  // A blob's value now, on the device: a parameter, state or other blob of the learner's own
+  // workspace, an output of the last Forward, or a gradient (GradientNames) after a
+  // ForwardBackward. ValueError naming it and listing FetchableNames otherwise.
+  const Tensor& Fetch(const std::string& name);
+  std::vector<std::string> FetchableNames() const;
+  // param -> the name of its gradient blob.
+  const std::map<std::string, std::string>& GradientNames() const { return gradients_; }
 
   // Parameters, momentum, statistics and inputs (the learner's own workspace).
   Tensor* Blob(const std::string& name) { return root_.GetTensor(name); }
@@ -64,6 +77,7 @@ class Learner {
   void Feed(const float* images, const Shape& shape, const int32_t* labels);
   TrainPlan& TrainPlanFor(int64_t batch);
   Net& InferencePlanFor(int64_t batch, bool with_loss);
+  Net& ForwardPlanFor(int64_t batch, bool with_loss, const std::set<std::string>& outputs);
 
   float ReadFloat(const Tensor& t);
 
@@ -71,10 +85,14 @@ class Learner {
   std::unique_ptr<ContextBase> context_;
   Workspace root_;
   NetDef train_def_;
+  NetDef unfused_net_;  // the spec's forward net before fusion: Forward keeps any of its blobs
   size_t update_begin_ = 0;
   std::map<std::string, std::string> gradients_;  // param -> its gradient blob
   std::map<int64_t, TrainPlan> train_plans_;
   std::map<std::pair<int64_t, bool>, std::unique_ptr<Net>> inference_plans_;
+  std::map<std::tuple<int64_t, bool, std::set<std::string>>, std::unique_ptr<Net>> forward_plans_;
+  Net* last_forward_ = nullptr;
+  std::set<std::string> last_outputs_;
   int64_t last_batch_ = 0;
   int64_t iteration_ = 0;
 };

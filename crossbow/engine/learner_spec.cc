@@ -12,6 +12,7 @@ LearnerSpec LearnerSpec::FromJson(const std::string& text) {
     json j = json::parse(text);
     LearnerSpec spec;
     spec.name = j.value("name", std::string("model"));
+    spec.source = j.value("source", std::string());
     spec.init_net = ParseNet(j.at("init_net").dump());
     spec.net = ParseNet(j.at("net").dump());
     spec.input = j.value("input", spec.input);

@@ -22,6 +22,9 @@ struct SolverConfig {
 // What the Python builder sends to make a learner (python/crossbow/builder.py writes it).
 struct LearnerSpec {
   std::string name;
+  // Where the net came from (a zoo name, FILE.py:FUNCTION or MODULE:FUNCTION), kept in
+  // checkpoints for `crossbow eval` and `export`; "" where the spec's maker did not say.
+  std::string source;
   NetDef init_net;  // fillers for every parameter and state blob
   NetDef net;       // forward: input -> loss and output
   std::string input = "data", label = "label", loss = "loss", output = "prob";

@@ -31,6 +31,7 @@ void WriteCheckpoint(const std::string& path, const CheckpointInfo& info,
                      const std::vector<std::pair<std::string, const Tensor*>>& tensors) {
   nlohmann::json j = {{"format", kFormat},
                       {"net", info.net},
+                      {"net_source", info.net_source},
                       {"sync", info.sync},
                       {"learners_per_device", info.learners_per_device},
                       {"iteration", info.iteration},
@@ -61,6 +62,7 @@ Checkpoint ReadCheckpoint(const std::string& path) {
                    "' is not a checkpoint of this format (expected '", kFormat, "')");
   try {
     c.info.net = j.at("net").get<std::string>();
+    c.info.net_source = j.value("net_source", std::string());
     c.info.sync = j.at("sync").get<std::string>();
     c.info.learners_per_device = j.at("learners_per_device").get<int>();
     c.info.iteration = j.at("iteration").get<int64_t>();

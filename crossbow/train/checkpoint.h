@@ -13,8 +13,9 @@ namespace crossbow {
 
 // The counters of a training run, stored beside the engine's tensors.
 struct CheckpointInfo {
-  std::string net;   // the learner spec's name; a checkpoint of another net is refused
-  std::string sync;  // "sma", "ssgd" or "sgd"
+  std::string net;         // the learner spec's name; a checkpoint of another net is refused
+  std::string net_source;  // the spec's source: where the net came from ("" where unknown)
+  std::string sync;        // "sma", "ssgd" or "sgd"
   int learners_per_device = 1;
   int64_t iteration = 0;  // engine iterations done
   int64_t images = 0;     // training images consumed: the position of the LR schedule

@@ -37,6 +37,7 @@ Trainer::Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSou
     : group_(engine_options.group),
       timeout_(engine_options.collective_timeout_ms),
       net_(spec.name),
+      net_source_(spec.source),
       sync_(engine_options.sync),
       learners_fixed_(!options.autotune),
       train_(train),
@@ -197,6 +198,7 @@ TrainResult Trainer::Loop::Run() {
   StopSignalScope signals;
   LrPolicy policy(o_.lr);
   info_.net = t_.net_;
+  info_.net_source = t_.net_source_;
   info_.sync = t_.sync_;
   info_.lr = info_.lr_peak = policy.At(0);
   info_.options = RunOptions();

@@ -88,6 +88,7 @@ class Trainer {
   std::shared_ptr<ProcessGroup> group_;
   std::chrono::milliseconds timeout_;  // of collectives across ranks
   std::string net_;
+  std::string net_source_;  // kept in checkpoints (LearnerSpec::source)
   std::string sync_;
   bool learners_fixed_;
   BatchSource* train_;

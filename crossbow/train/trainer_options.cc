@@ -12,8 +12,9 @@
 
 #include "crossbow/core/names.h"
 #include "crossbow/core/precision.h"
-#include "crossbow/train/option_values.h"
+#include "crossbow/engine/sync/sync_defaults.h"
 #include "crossbow/engine/sync/synchroniser.h"
+#include "crossbow/train/option_values.h"
 #include "crossbow/train/trainer_config.h"
 
 namespace crossbow {
@@ -31,7 +32,7 @@ struct Entry {
   Part part;
   const char* unit;
   Rule rule;
-  const char* doc;
+  std::string doc;
   bool per_rank;
   std::function<json(const TrainerConfig&)> get;         // python: the default
   std::function<void(const json&, TrainerConfig*)> set;  // null: the Python side's alone
@@ -82,6 +83,55 @@ Entry StartOnly(Entry e) {
   return e;
 }
 
+std::string AlphaDoc() {
+  const std::string cap = json(kAlphaCap).dump();
+  return "sma, easgd: pull of the learners towards the average model, in (0, 1]; auto: " + cap +
+         " up to " + std::to_string(static_cast<int>(1 / kAlphaCap + 0.5)) +
+         " learners, 1/N for N learners beyond (N of the whole job, again whenever the "
+         "autotuner changes it)";
+}
+
+std::string SyncPeriodDoc() {
+  std::string own;
+  for (const auto& [sync, period] : SyncPeriodDefaults()) {
+    own += (own.empty() ? "" : ", ") + sync + " " + std::to_string(period);
+  }
+  return "sma, easgd, localsgd, diloco: synchronise every this many iterations (H, > 0); auto: "
+         "the synchroniser's own (" +
+         own + ")";
+}
+
+// An engine option that is auto (0 in its field: WithSyncDefaults decides) or a number under
+// `rule`. Python and the flags see a string; a number is accepted as one.
+template <typename T>
+Entry AutoOr(const char* key, T EngineOptions::*member, const char* unit, Rule rule,
+             std::string doc) {
+  auto set = [key, member, rule](const json& v, TrainerConfig* c) {
+    const std::string text = v.get<std::string>();
+    if (text == "auto") {
+      c->engine.*member = T{};
+      return;
+    }
+    const json parsed = json::parse(text, nullptr, false);
+    const json typed = Typed(parsed.is_discarded() ? v : parsed, TypeOf<T>(), key);
+    CheckRule(key, TypeOf<T>(), rule, typed);
+    c->engine.*member = typed.template get<T>();
+  };
+  return {key,
+          Type::kString,
+          Part::kEngine,
+          unit,
+          rule,
+          std::move(doc),
+          false,
+          [member](const TrainerConfig& c) {
+            const T v = c.engine.*member;
+            return v == T{} ? json("auto") : json(v);
+          },
+          set,
+          [](const json& v) { return v.is_number() ? json(v.dump()) : v; }};
+}
+
 json GetLearners(const TrainerConfig& c) {
   return c.trainer.autotune ? json("auto") : json(std::to_string(c.engine.learners_per_device));
 }
@@ -110,8 +160,7 @@ const std::vector<Entry>& TableEntries() {
                       "sma (model averaging), easgd (elastic averaging), localsgd (periodic "
                       "averaging), diloco (outer Nesterov step on z), ssgd (synchronous SGD) or "
                       "sgd (one learner)"),
-      CROSSBOW_ENGINE("sync_period", sync_period, "iterations", Above(0),
-                      "sma, easgd, localsgd, diloco: synchronise every this many iterations (H)"),
+      AutoOr("sync_period", &EngineOptions::sync_period, "iterations", Above(0), SyncPeriodDoc()),
       CROSSBOW_ENGINE("sync_warmup", sync_warmup, "iterations", AtLeast(0),
                       "sma, easgd, localsgd, diloco: synchronise every iteration for the first "
                       "this many iterations (localsgd: S-SGD first, post-local SGD)"),
@@ -158,8 +207,7 @@ const std::vector<Entry>& TableEntries() {
                    "share of each training target spread evenly over the classes (PyTorch's "
                    "CrossEntropyLoss label_smoothing); the loss reported is the smoothed one",
                    0.0),
-      CROSSBOW_ENGINE("alpha", alpha, "", AboveAtMost(0, 1),
-                      "sma, easgd: pull of the learners towards the average model"),
+      AutoOr("alpha", &EngineOptions::alpha, "", AboveAtMost(0, 1), AlphaDoc()),
       CROSSBOW_ENGINE("central_momentum", central_momentum, "", Fraction(),
                       "sma: momentum of the average model"),
       CROSSBOW_ENGINE("central_momentum_type", central_momentum_type, "", OneOf([] {

@@ -81,6 +81,7 @@ class ModelBuilder:
         self.input_name = self.input_shape = self.label_name = None
         self.loss = self.output = None
         self.preset = None   # input preset for LMDB data (crossbow.data.ImageDB); None: "none"
+        self.source = ""     # where the net came from (crossbow.net_source), kept in checkpoints
         self.accuracy_blobs = []
         self._used = set()
         self._counters = {}
@@ -400,7 +401,7 @@ class ModelBuilder:
             if op["type"] == "SoftmaxWithLoss" and label_smoothing:
                 op["args"] = dict(op["args"], label_smoothing=float(label_smoothing))
         return {
-            "name": self.name, "init_net": self.init_net_def(), "net": net,
+            "name": self.name, "source": self.source, "init_net": self.init_net_def(), "net": net,
             "input": self.input_name, "input_shape": list(self.input_shape),
             "label": self.label_name, "loss": self.loss, "output": self.output,
             "accuracy": list(self.accuracy_blobs), "params": list(self.params),

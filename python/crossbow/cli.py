@@ -22,15 +22,15 @@ def _ops(args):
 
 
 def _summary(args):
-    from crossbow import nets
-    print(nets.builder(args.net, num_classes=args.num_classes).summary())
+    from crossbow import net_source
+    print(net_source.builder(args.net, num_classes=args.num_classes).summary())
     return 0
 
 
 def _spec(args):
     import json
-    from crossbow import nets
-    spec = nets.builder(args.net, num_classes=args.num_classes).to_spec(
+    from crossbow import net_source
+    spec = net_source.builder(args.net, num_classes=args.num_classes).to_spec(
         lr=args.lr, momentum=args.momentum, weight_decay=args.weight_decay, seed=args.seed,
         threads=args.threads, device=args.device)
     text = json.dumps(spec)
@@ -42,10 +42,10 @@ def _spec(args):
     return 0
 
 
-def _add_spec(sub, names):
-    spec = sub.add_parser("spec", help="write a zoo net's learner spec (JSON) for the C++ tools, "
+def _add_spec(sub, net_help):
+    spec = sub.add_parser("spec", help="write a net's learner spec (JSON) for the C++ tools, "
                                        "e.g. crossbow_bench --spec")
-    spec.add_argument("--net", required=True, choices=names, metavar="NET", help=", ".join(names))
+    spec.add_argument("--net", required=True, metavar="NET", help=net_help)
     spec.add_argument("--num-classes", type=int, default=None,
                       help="classes of the last layer (default: the net's dataset)")
     spec.add_argument("--device", default="cpu", help="where learners run: cpu, cuda or cuda:N")
@@ -120,11 +120,11 @@ def _set_verbosity(args):
         args.progress = False
 
 
-def _add_training(sub, names):
+def _add_training(sub, net_help):
     from crossbow import trainer
-    train = sub.add_parser("train", help="train a zoo net on LMDB data with many learners",
+    train = sub.add_parser("train", help="train a net on LMDB data with many learners",
                            parents=[_output_flags()])
-    train.add_argument("--net", required=True, choices=names, metavar="NET", help=", ".join(names))
+    train.add_argument("--net", required=True, metavar="NET", help=net_help)
     train.add_argument("--train-db", required=True, help="training LMDB")
     train.add_argument("--test-db", help="test LMDB (evaluations, target accuracy)")
     train.add_argument("--export", metavar="FOLDER", help=trainer.EXPORT_HELP)
@@ -132,7 +132,8 @@ def _add_training(sub, names):
     train.set_defaults(run=_train)
     ev = sub.add_parser("eval", help="evaluate a checkpoint's average model on a test LMDB",
                         parents=[_output_flags()])
-    ev.add_argument("--net", required=True, choices=names, metavar="NET", help=", ".join(names))
+    ev.add_argument("--net", metavar="NET",
+                    help=net_help + "; default: the net the checkpoint records")
     ev.add_argument("--checkpoint", required=True, help="a checkpoint file or directory")
     ev.add_argument("--test-db", required=True, help="test LMDB")
     ev.add_argument("--batch-size", type=int, default=100)
@@ -153,20 +154,21 @@ def parser():
     ops = sub.add_parser("ops", help="list the registered operators, or explain one")
     ops.add_argument("name", nargs="?", help="an operator type, e.g. Conv")
     ops.set_defaults(run=_ops)
-    from crossbow.nets import NAMES
-    summ = sub.add_parser("summary", help="print a zoo net's layers and parameter counts")
-    summ.add_argument("net", choices=NAMES, metavar="NET", help=", ".join(NAMES))
+    from crossbow import net_source
+    net_help = net_source.help_text()
+    summ = sub.add_parser("summary", help="print a net's layers and parameter counts")
+    summ.add_argument("net", metavar="NET", help=net_help)
     summ.add_argument("--num-classes", type=int, default=None,
                       help="classes of the last layer (default: the net's dataset)")
     summ.set_defaults(run=_summary)
-    _add_spec(sub, NAMES)
+    _add_spec(sub, net_help)
     from crossbow import convert
     convert.add_parser(sub)
-    _add_training(sub, NAMES)
+    _add_training(sub, net_help)
     from crossbow import export_command
-    export_command.add_parser(sub, NAMES)
+    export_command.add_parser(sub, net_help)
     from crossbow import reproduce
-    reproduce.add_parser(sub, _output_flags())
+    reproduce.add_parser(sub, _output_flags(), net_help)
     p.commands = sub.choices
     return p
 

@@ -87,6 +87,37 @@ class Model:
             return self.learner.predict(images)
         return np.concatenate([self.learner.predict(b) for b in _batches(images, batch_size)])
 
+    def forward(self, images, outputs=None, labels=None):
+        """Runs the net forward in inference mode and returns {name: numpy array} of ``outputs``
+        (default: the output blob): any blob of the net, e.g. an intermediate activation, which
+        the run keeps out of shared buffers and unfused. With ``labels`` the loss layer runs
+        too (its loss blob can be fetched). Model.fetch reads them until the next forward."""
+        images = check_images(images, self.input_shape)
+        if outputs is None:
+            outputs = [self.builder.output]
+        if isinstance(outputs, str) or not all(isinstance(o, str) for o in outputs):
+            raise TypeError(f"outputs: expected a list of blob names, got {outputs!r}")
+        if labels is not None:
+            labels = self._labels(labels, images.shape[0])
+        fetched = self.learner.forward(images, set(outputs), labels)
+        return {name: fetched[name] for name in outputs}
+
+    def fetch(self, name):
+        """A blob's value now as a numpy array: a parameter or state blob, an output of the
+        last forward, or a gradient (gradient_name) after a step. A ValueError names the blob
+        and lists those that can be fetched."""
+        if not isinstance(name, str):
+            raise TypeError(f"fetch: expected a blob name, got {type(name).__name__}")
+        return self.learner.fetch(name)
+
+    def gradient_name(self, param):
+        """The blob that holds ``param``'s gradient after a step (Model.fetch reads it)."""
+        names = self.learner.gradient_names()
+        if param not in names:
+            raise KeyError(f"'{param}' is not a parameter of model '{self.builder.name}'"
+                           f"{did_you_mean(param, names)}")
+        return names[param]
+
     def evaluate(self, images, labels, batch_size=100):
         """Loss, top-1 and top-5 accuracy over whole arrays, in batches, inference mode."""
         images = check_images(images, self.input_shape)

@@ -206,6 +206,9 @@ def run(args, overrides):
     options.setdefault("resume", True)
     from crossbow import trainer
     trainer.checked_options({k: v for k, v in options.items() if k != "net"})
+    from crossbow import net_source
+    net_source.builder(options["net"], options.get("num_classes"), options.get("input_size"),
+                       options.get("zero_init_residual"))  # a wrong --net fails before the data
     cache = cache_dir(args.cache_dir)
     train_db, test_db = (os.path.join(cache, f"{recipe.dataset}_{s}") for s in ("train", "test"))
     if args.dry_run:
@@ -249,7 +252,7 @@ def _list():
 
 
 
-def add_parser(subparsers, output_flags):
+def add_parser(subparsers, output_flags, net_help):
     from crossbow import trainer
     p = subparsers.add_parser(
         "reproduce", parents=[output_flags], conflict_handler="resolve",
@@ -257,6 +260,7 @@ def add_parser(subparsers, output_flags):
         description=__doc__.split("\n\n")[0])
     p.add_argument("recipe", nargs="?", metavar="RECIPE", help=", ".join(recipes.RECIPES))
     p.add_argument("--list", action="store_true", help="list the recipes and exit")
+    p.add_argument("--net", help=net_help + "; default: the recipe's")
     p.add_argument("--variant", default="sma", choices=recipes.VARIANTS,
                    help="sma: batch 16, auto-tuned learners (default); published: as the "
                         "paper")
@@ -290,4 +294,6 @@ def _run(args):
     # --epochs is the reproduce command's own (it compresses the schedule), not an override.
     overrides = {n: getattr(args, n) for n in trainer.option_table()
                  if n != "epochs" and hasattr(args, n)}
+    if args.net is not None:
+        overrides["net"] = args.net
     return run(args, overrides)

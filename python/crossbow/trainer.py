@@ -16,6 +16,7 @@ import typing
 
 from crossbow import _native, world
 from crossbow.names import did_you_mean
+from crossbow.net_source import builder as net_builder, checkpoint_builder
 
 _OPTIONS = None
 
@@ -83,12 +84,13 @@ def _check_db(what, db):
 
 
 class Trainer:
-    """Trains a zoo net (a name) or a ModelBuilder on LMDB paths, ImageDBs or (images, labels)
-    numpy pairs with many learners per device; see OPTIONS (or ``crossbow train --help``) for the keyword arguments."""
+    """Trains a net (a zoo name, FILE.py:FUNCTION or MODULE:FUNCTION: crossbow.net_source) or
+    a ModelBuilder on LMDB paths, ImageDBs or (images, labels) numpy pairs with many learners
+    per device; see OPTIONS (or ``crossbow train --help``) for the keyword arguments."""
 
     def __init__(self, net, train_db, test_db=None, **options):
         self.options = checked_options(options)
-        self.builder = _builder(net, self.options["num_classes"], self.options["input_size"],
+        self.builder = net_builder(net, self.options["num_classes"], self.options["input_size"],
                                 self.options["zero_init_residual"])
         self._data_error = None
         try:
@@ -163,15 +165,14 @@ class Trainer:
 
 def evaluate(net, checkpoint, test_db, batch_size=100, num_classes=None, workers=2,
              input_size=None):
-    """Loss, top-1 and top-5 of a checkpoint's average model on one epoch of test_db."""
-    if os.path.isdir(checkpoint):
-        checkpoint = os.path.join(checkpoint, "checkpoint.cbt")
-    if not os.path.isfile(checkpoint):
-        raise FileNotFoundError(f"no checkpoint at '{checkpoint}'")
+    """Loss, top-1 and top-5 of a checkpoint's average model on one epoch of test_db; `net`
+    None: the net the checkpoint records."""
+    from crossbow.weights import checkpoint_path
+    checkpoint = checkpoint_path(checkpoint)
     _check_db("test_db", test_db)
     if not batch_size > 0:
         raise ValueError(f"batch_size must be > 0, got {batch_size}")
-    builder = _builder(net, num_classes, input_size)
+    builder = checkpoint_builder(net, checkpoint, num_classes, input_size)
     options = dict(batch_size=batch_size, workers=workers, seed=0)
     source = _source(test_db, builder, options, False)
     loss, top1, top5 = _native.load().evaluate_checkpoint(json.dumps(builder.to_spec()),
@@ -209,19 +210,6 @@ def spec_device(devices):
     if first == "cuda:local":
         return "cuda:%d" % world.local_rank()
     return first if first.startswith("cuda") else "cpu"
-
-
-def _builder(net, num_classes, input_size=None, zero_init_residual=False):
-    if isinstance(net, str):
-        from crossbow import nets
-        return nets.builder(net, num_classes, input_size, zero_init_residual)
-    if hasattr(net, "to_spec"):
-        if zero_init_residual:
-            raise ValueError("zero_init_residual is for the zoo's ResNets; a ModelBuilder sets "
-                             "the initial scale of its batch norms itself (spatial_bn's "
-                             "scale_init)")
-        return net
-    raise TypeError(f"net must be a zoo net name or a ModelBuilder, got {type(net).__name__}")
 
 
 EXPORT_HELP = ("write the learner spec and options into FOLDER and print the command of "

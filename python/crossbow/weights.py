@@ -22,6 +22,11 @@ def checkpoint_path(path):
     return path
 
 
+def is_training_checkpoint(path):
+    """Whether the file at `path` is a training checkpoint (else a Model.save file)."""
+    return any(k.startswith("z/") for k in _native.load().load_tensors(checkpoint_path(path)))
+
+
 def read(path, builder):
     """{blob: array} of every parameter and state blob of ``builder``'s net in the file at
     ``path``: z's from a checkpoint, else the plain names of a Model.save file."""
@@ -61,7 +66,7 @@ def into_model(model, arrays):
 
 def load_model(net, path, num_classes=None):
     """A Model of zoo net ``net`` (a name or a ModelBuilder) holding the weights at ``path``."""
-    from crossbow import nets
     from crossbow.model import Model
-    builder = nets.builder(net, num_classes) if isinstance(net, str) else net
+    from crossbow.net_source import builder as net_builder
+    builder = net_builder(net, num_classes)
     return into_model(Model(builder), read(path, builder))

@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "crossbow/core/console.h"
@@ -164,6 +166,30 @@ PYBIND11_MODULE(_C, m) {
              }
              return py::make_tuple(r.loss, r.top1, r.top5);
            })
+      .def(
+          "forward",
+          [](Learner& self, const py::array& data, const std::set<std::string>& outputs,
+             const std::optional<py::array>& labels) {
+            const float* images = Checked<float>(data, "images", "float32");
+            const int32_t* ids = nullptr;
+            if (labels) {
+              ids = Checked<int32_t>(*labels, "labels", "int32");
+              CheckLabels(data, *labels);
+            }
+            const Shape shape = ShapeOf(data);
+            {
+              py::gil_scoped_release release;
+              self.Forward(images, shape, ids, outputs);
+            }
+            py::dict out;
+            for (const auto& name : outputs) out[py::str(name)] = ToNumpy(self.Fetch(name));
+            return out;
+          },
+          py::arg("images"), py::arg("outputs"), py::arg("labels") = std::nullopt)
+      .def("fetch",
+           [](Learner& self, const std::string& name) { return ToNumpy(self.Fetch(name)); })
+      .def("fetchable_names", &Learner::FetchableNames)
+      .def("gradient_names", &Learner::GradientNames)
       .def("get", [](Learner& self, const std::string& name) { return ToNumpy(*self.Blob(name)); })
       .def("set",
            [](Learner& self, const std::string& name, const py::array& value) {

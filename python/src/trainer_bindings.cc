@@ -84,6 +84,17 @@ void BindTrainer(py::module_& m) {
         }
         return ToDict(r);
       });
+  m.def(
+      "checkpoint_net",
+      [](const std::string& path) {
+        CheckpointInfo info;
+        {
+          py::gil_scoped_release release;
+          info = ReadCheckpoint(path).info;
+        }
+        return std::make_pair(info.net, info.net_source);
+      },
+      py::arg("path"), "(net name, where the net came from) of a training checkpoint");
   m.def("evaluate_checkpoint", [](const std::string& spec_json, const std::string& path,
                                   std::shared_ptr<BatchSource> test) {
     LearnerSpec spec = LearnerSpec::FromJson(spec_json);

@@ -29,6 +29,7 @@ Tensor Filled(Shape shape, float value) {
 CheckpointInfo Info(int64_t iteration) {
   CheckpointInfo info;
   info.net = "small";
+  info.net_source = "/nets/small.py:small";
   info.sync = "sma";
   info.learners_per_device = 3;
   info.iteration = iteration;
@@ -54,6 +55,7 @@ TEST(Checkpoint, RoundTripsTensorsCountersAndDataPosition) {
   WriteCheckpoint(path, Info(7), state, {{"z/w", &z}, {"learner0/w_momentum", &m}});
   Checkpoint c = ReadCheckpoint(path);
   EXPECT_EQ(c.info.net, "small");
+  EXPECT_EQ(c.info.net_source, "/nets/small.py:small");
   EXPECT_EQ(c.info.sync, "sma");
   EXPECT_EQ(c.info.learners_per_device, 3);
   EXPECT_EQ(c.info.iteration, 7);

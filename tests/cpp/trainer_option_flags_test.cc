@@ -40,7 +40,7 @@ TEST(OptionFlags, ReadFlagsAsCrossbowTrainDoesAndLeaveTheOthers) {
   EXPECT_EQ(o["resume"], true);
   EXPECT_EQ(o["steps"], nlohmann::json::array({1, 2}));
   EXPECT_EQ(o["sync"], "localsgd");
-  EXPECT_EQ(o["alpha"], 0.1);  // the table's default
+  EXPECT_EQ(o["alpha"], "auto");  // the table's default
   EXPECT_EQ(args, (std::vector<std::string>{"tool", "--spec", "x.json", "--seconds=3"}));
 }
 

@@ -54,6 +54,19 @@ TEST(TrainerOptionTable, ReadsValuesAndRefusesUnknownKeysWithASuggestion) {
                "unknown trainer option 'sync_perod'; did you mean 'sync_period'?");
 }
 
+TEST(TrainerOptionTable, SyncPeriodAndAlphaAreAutoOrANumber) {
+  const EngineOptions defaults = ParseTrainerConfig("{}").engine;
+  EXPECT_EQ(defaults.sync_period, 0);  // auto
+  EXPECT_EQ(defaults.alpha, 0);
+  const EngineOptions given =
+      ParseTrainerConfig(R"({"sync_period": "8", "alpha": 0.05})").engine;  // a flag, a keyword
+  EXPECT_EQ(given.sync_period, 8);
+  EXPECT_EQ(given.alpha, 0.05);
+  EXPECT_EQ(ParseTrainerConfig(R"({"alpha": "auto"})").engine.alpha, 0);
+  EXPECT_ERROR(ParseTrainerConfig(R"({"sync_period": "2.5"})"), ValueError,
+               "sync_period (--sync-period) must be an integer, got 2.5");
+}
+
 TEST(TrainerOptionTable, ValuesOutsideTheirRuleAreErrorsNamingTheFlag) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"epochs": 0})", "epochs (--epochs) must be > 0, got 0"},
@@ -84,8 +97,9 @@ TEST(TrainerOptionTable, OptionsInCodeAreCheckedByTheSameRules) {
   EXPECT_ERROR(CheckEngineOptions(engine), ValueError,
                "threads_per_learner (--threads-per-learner) must be > 0, got 0");
   engine.threads_per_learner = 1;
-  engine.alpha = 0;
-  EXPECT_ERROR(CheckEngineOptions(engine), ValueError, "alpha (--alpha) must be in (0, 1], got 0");
+  engine.alpha = 1.5;
+  EXPECT_ERROR(CheckEngineOptions(engine), ValueError,
+               "alpha (--alpha) must be in (0, 1], got 1.5");
   engine.alpha = 0.1;
   engine.sync = "async";
   EXPECT_ERROR(CheckEngineOptions(engine), ValueError,

@@ -20,6 +20,8 @@ BARE_EXTS = ("h", "cc", "cu", "cuh", "py", "md")  # bare names of ours; not Open
 PATH = re.compile(r"(?<![\w./{}*<>$~-])((?:[\w.{},-]+/)*[\w{},*<>-]+\.(?:%s|\{[\w,]+\}))"
                   r"(?![\w/])" % "|".join(EXTS))
 BACKTICKED = re.compile(r"`([^`\n]+)`")
+# Names that stand for the reader's own file in examples (--net FILE.py:FUNCTION).
+PLACEHOLDERS = {"FILE", "NAME", "PATH", "MODULE"}
 
 
 def repository_files():
@@ -73,7 +75,8 @@ def citations(path, text):
     for at, part, bare in prose(path, text):
         for m in PATH.finditer(part):
             cited = m.group(1)
-            if any(c in cited for c in "*<>") or cited.startswith("../"):
+            if any(c in cited for c in "*<>") or cited.startswith(("../", "...", "path/to/")) \
+                    or cited.split("/")[-1].split(".")[0] in PLACEHOLDERS:
                 continue
             if "/" not in cited and not (bare and cited.endswith(BARE_EXTS)):
                 continue
@@ -105,7 +108,8 @@ def test_every_cited_repository_path_exists():
 
 
 def test_a_citation_of_a_missing_file_is_found():
-    found = list(citations("x.h", "int a;  // see DESIGN.md and sync/sma.{h,cc}\nc.h = 1;\n"))
+    found = list(citations("x.h", "int a;  // see DESIGN.md and sync/sma.{h,cc}, not FILE.py\n"
+                                  "c.h = 1;\n"))
     assert found == [(1, "DESIGN.md"), (1, "sync/sma.h"), (1, "sync/sma.cc")]
     doc = '"""As `flat_ops.h` says."""\n# docs/design/engine.md\nx = "a.py"\n'
     assert sorted(citations("x.py", doc)) == [(1, "flat_ops.h"), (2, "docs/design/engine.md")]

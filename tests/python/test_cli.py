@@ -19,10 +19,10 @@ def test_summary_with_classes(capsys):
     assert f"Total params: {431_080 + 90 * 501:,}" in capsys.readouterr().out
 
 
-def test_summary_of_an_unknown_net_is_a_usage_error(capsys):
-    with pytest.raises(SystemExit) as e:
-        cli.main(["summary", "resnet33"])
-    assert e.value.code == 2 and "resnet32" in capsys.readouterr().err
+def test_summary_of_an_unknown_net_is_an_error_with_a_did_you_mean(capsys):
+    assert cli.main(["summary", "resnet33"]) == 1
+    assert ("unknown net 'resnet33'; did you mean 'resnet34'? (nets: lenet, resnet20"
+            in capsys.readouterr().err)
 
 
 def test_a_misspelt_flag_is_a_usage_error_with_a_did_you_mean(capsys):

@@ -29,9 +29,9 @@ def engine(images, labels, devices="cpu:0,cpu:1", k=K, **options):
     return _C.Engine(spec(True), _C.EngineOptions(**o), _C.ArraySource(images, labels, B))
 
 
-def reference(start, n, **options):
+def reference(start, n, alpha=ALPHA, **options):
     """The oracle with this file's net and hyperparameters; `options` the engine's."""
-    return Reference(start, PARAMS, STATS, n, lr=LR, mu=MU, wd=WD, batch=B, alpha=ALPHA,
+    return Reference(start, PARAMS, STATS, n, lr=LR, mu=MU, wd=WD, batch=B, alpha=alpha,
                      mu_z=MU_Z, outer_lr=OUTER_LR, outer_mu=OUTER_MU, **options)
 
 
@@ -79,6 +79,21 @@ def test_matches_the_numpy_reference_after_every_iteration(mode):
     # Learners are apart after the last iteration unless it replaced them by z.
     replaced = ref.synchronises(ITERATIONS - 1) and options["sync"] in ("localsgd", "diloco")
     assert (max(distances) > 1e-3) != replaced
+
+
+@pytest.mark.parametrize("sync", ["sma", "easgd"])
+@pytest.mark.parametrize("k, alpha", [(2, 0.1), (6, 1 / 12)])
+def test_alpha_auto_follows_the_learner_count_as_the_autotuner_changes_it(sync, k, alpha):
+    # alpha auto: 0.1 up to 10 learners, 1/N beyond; here N = 2 devices x k, set after the
+    # engine started with 1 learner per device, as the autotuner sets it.
+    images, labels = data()
+    e = engine(images, labels, k=1, sync=sync, alpha="auto")
+    e.set_learners_per_device(k)
+    ref = reference(e.state(), 2 * k, alpha=alpha, sync=sync, sync_period=1)
+    for t in range(4):
+        e.iterate()
+        ref.iterate(t, images, labels)
+        assert_state(e.state(), ref, "z_prev", f"after iteration {t}")
 
 
 def test_diloco_with_outer_lr_1_and_no_momentum_is_localsgd():

@@ -90,7 +90,7 @@ def test_crossbow_export_writes_a_checkpoints_average_model(tmp_path, capsys):
     assert_same_log_probabilities(_session(out).run(None, {"data": x})[0], z.predict(x), 1e-4)
     assert cli.main(["export", "--net", "resnet20", "--checkpoint", str(ckpt), "--output",
                      str(tmp_path / "wrong.onnx")]) == 1
-    assert ("(a training checkpoint) has no blob 'z/conv1_conv_w' of net 'resnet20'"
+    assert ("checkpoint.cbt' is of net 'lenet', not 'resnet20' (--net resnet20)"
             in capsys.readouterr().err)
 
 

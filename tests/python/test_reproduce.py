@@ -72,6 +72,18 @@ def test_dry_run_prints_the_train_command_from_anywhere():
                               "--steps 30 45 --warmup 1")
 
 
+def test_net_overrides_the_recipes_and_is_checked_first(tmp_path):
+    r = _cli("he-resnet20", "--dry-run", "--net", "docs/examples/small_net.py:small_net",
+             cwd=os.path.join(os.path.dirname(__file__), "..", ".."))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1].startswith(
+        "crossbow train --net docs/examples/small_net.py:small_net --train-db")
+    r = _cli("he-resnet20", "--net", str(tmp_path / "none.py:f"), "--data-dir", str(tmp_path),
+             "--cache-dir", str(tmp_path / "c"))
+    assert r.returncode == 1 and "no Python file" in r.stderr and "none.py" in r.stderr
+    assert not (tmp_path / "c").exists()
+
+
 def test_a_bad_override_is_refused_before_any_data_is_converted(tmp_path):
     r = _cli("he-resnet20", "--lr", "-3", "--data-dir", str(tmp_path), "--cache-dir",
              str(tmp_path / "c"), "--output", str(tmp_path / "o"))
