@@ -26,7 +26,9 @@
 #
 # Exit: 0 passed; 1 parity or another GPU test failed; 2 usage error, or the bundle or build is
 # incomplete or its programs do not load; 3 no GPU here (after checking the bundle or build);
-# 4 the tests passed but a benchmark failed; 5 the report itself failed.
+# 4 the tests passed but a benchmark failed or did not complete (a PyTorch step, fp32 or half,
+# each checked on its own) or a target is unmeasured; 5 the report itself failed; 6 everything
+# measured and a target not met.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 start=$SECONDS

@@ -159,7 +159,7 @@ def test_bundle_launcher_finds_cuda_libraries(tmp_path):
     assert usage.returncode == 2 and "programs: prog" in usage.stderr
 
 
-def write_check_results(out, auto32=1500.0, parity_failures=()):
+def write_check_results(out, auto32=1500.0, parity_failures=(), torch512=2000.0):
     """A gpu_check.sh folder as a run on a GPU leaves it."""
     (out / "bench").mkdir(parents=True)
     steps = ["programs", "gpu", "parity", "gpu_test_DeviceCuda.RoundTrip", "torch"] + [
@@ -180,7 +180,7 @@ def write_check_results(out, auto32=1500.0, parity_failures=()):
     (out / "gpu_tests" / "DeviceCuda.RoundTrip.json").write_text(
         json.dumps(gtest("DeviceCuda", ["RoundTrip"], ())))
     (out / "torch.json").write_text(json.dumps({"meta": {"torch": "2.9"}, "results": [
-        {"batch_size": b, "images_per_s": r} for b, r in ((32, 400.0), (512, 2000.0))]}))
+        {"batch_size": b, "images_per_s": r} for b, r in ((32, 400.0), (512, torch512))]}))
     for k, rate in (("1", 300.0), ("8", 1400.0), ("auto", auto32)):
         for r, scale in ((1, 1.2), (2, 0.5), (3, 1.0)):  # the median round is the third
             (out / "bench" / f"b32_l{k}_r{r}.json").write_text(json.dumps(
@@ -197,9 +197,9 @@ def report(out):
 def test_report_prints_the_table_and_the_targets(tmp_path):
     write_check_results(tmp_path)
     rc, text, summary = report(tmp_path)
-    assert rc == 0, text
+    assert rc == 6, text  # everything measured, one target not met
     lines = text.splitlines()
-    assert lines[-1].startswith("result: passed (exit 0)")
+    assert lines[-1].startswith("result: measured, a TARGET NOT MET (exit 6)")
     assert "parity: passed (ok, 2 tests, 0 failed, 0 skipped)" in lines
     assert any(line.split() == ["32", "|", "300", "|", "1400", "|", "1500", "(6)", "|", "400"]
                for line in lines), text
@@ -228,13 +228,61 @@ def test_report_shows_each_pytorch_mode_and_takes_the_best_for_the_targets(tmp_p
     assert (b512["ratio"], b512["peer_mode"]) == (0.75, "eager")
 
 
-def test_report_puts_each_precision_in_a_column_of_its_own(tmp_path):
+def test_report_passes_when_every_target_is_met(tmp_path):
+    write_check_results(tmp_path, torch512=1500.0)
+    rc, text, summary = report(tmp_path)
+    assert rc == 0 and text.splitlines()[-1].startswith("result: passed (exit 0)"), text
+    assert all(t["met"] for t in summary["targets"].values())
+
+
+def add_step(out, step, status):
+    with open(out / "steps.jsonl", "a") as f:
+        f.write(json.dumps({"step": step, "status": status, "rc": 0 if status == "ok" else 124,
+                            "seconds": 120}) + "\n")
+
+
+def test_report_fails_when_the_fp32_peer_did_not_complete_though_the_half_one_ran(tmp_path):
+    write_check_results(tmp_path, torch512=1500.0)
+    (tmp_path / "torch.json").unlink()
+    steps = (tmp_path / "steps.jsonl").read_text().replace(
+        '"step": "torch", "status": "ok"', '"step": "torch", "status": "timeout"')
+    (tmp_path / "steps.jsonl").write_text(steps)
+    add_step(tmp_path, "torch_half", "ok")
+    (tmp_path / "torch_half.json").write_text(json.dumps({"results": [
+        {"batch_size": b, "precision": "bf16", "images_per_s": 900.0} for b in (32, 512)]}))
+    rc, text, summary = report(tmp_path)
+    assert rc == 4, text
+    assert "error: torch: timeout:" in text
+    assert "target auto_b32_over_torch_b32: n/a" in text and "not measured" in text
+
+
+def test_report_fails_when_the_half_precision_peer_did_not_complete(tmp_path):
+    write_check_results(tmp_path, torch512=1500.0)
+    add_step(tmp_path, "torch_half", "skipped")
+    rc, text, _ = report(tmp_path)
+    assert rc == 4 and "error: torch_half: skipped: the time budget was spent" in text, text
+
+
+def test_report_fails_when_a_target_is_not_measured(tmp_path):
     write_check_results(tmp_path)
+    torch = json.loads((tmp_path / "torch.json").read_text())
+    torch["results"] = [r for r in torch["results"] if r["batch_size"] != 512]
+    (tmp_path / "torch.json").write_text(json.dumps(torch))
+    rc, text, summary = report(tmp_path)
+    assert rc == 4, text
+    assert summary["targets"]["auto_b32_over_torch_b512"]["met"] is None
+    assert "target auto_b32_over_torch_b512: n/a (>= 0.8x, against PyTorch eager): not measured" \
+        in text
+
+
+def test_report_puts_each_precision_in_a_column_of_its_own(tmp_path):
+    write_check_results(tmp_path, torch512=1500.0)
     for p, rate in (("bf16", 450.0), ("fp16", 470.0)):
         with open(tmp_path / "steps.jsonl", "a") as f:
             f.write(json.dumps({"step": f"bench_b32_l1_{p}", "status": "ok"}) + "\n")
         (tmp_path / "bench" / f"b32_l1_{p}.json").write_text(json.dumps(
             {"images_per_s": rate, "learners": "1", "learners_per_device": 1}) + "\n")
+    add_step(tmp_path, "torch_half", "ok")
     (tmp_path / "torch_half.json").write_text(json.dumps({"results": [
         {"batch_size": 32, "precision": "bf16", "images_per_s": 900.0}]}))
     rc, text, summary = report(tmp_path)
