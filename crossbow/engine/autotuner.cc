@@ -42,9 +42,7 @@ AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory, size
   };
   double best = measure(1);
   decide(1, best, "start");
-  const auto stop = [&](const char* why) {
-    decide(result.learners_per_device, best, why);
-  };
+  const auto stop = [&](const char* why) { decide(result.learners_per_device, best, why); };
   int misses = 0;  // settings in a row since the choice that did not pay
   for (int k = 2;; ++k) {
     if (k > options_.max_learners) {

@@ -41,8 +41,8 @@ TEST(Autotuner, AddsWhileThroughputGrowsThenStepsBack) {
   // row: step back to 3, never trying 7.
   EXPECT_EQ(r.learners_per_device, 3);
   EXPECT_EQ(trace.measured, (std::vector<int>{1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(Actions(r), (std::vector<std::string>{"start", "add", "add", "look ahead",
-                                                  "look ahead", "step back"}));
+  EXPECT_EQ(Actions(r), (std::vector<std::string>{"start", "add", "add", "look ahead", "look ahead",
+                                                  "step back"}));
   EXPECT_EQ(r.decisions.back().learners_per_device, 6);
   EXPECT_DOUBLE_EQ(r.decisions.back().images_per_second, 186);
 }
@@ -51,8 +51,17 @@ TEST(Autotuner, AddsWhileThroughputGrowsThenStepsBack) {
 // 23%): small gains between larger ones. Each setting is held against the best so far, so a
 // run of small gains does not add up to a choice either.
 TEST(Autotuner, LooksPastASmallGain) {
-  Trace trace{{{1, 100}, {2, 180}, {3, 190}, {4, 200}, {5, 205}, {6, 225}, {7, 235}, {8, 250},
-               {9, 255}, {10, 258}, {11, 270}}};
+  Trace trace{{{1, 100},
+               {2, 180},
+               {3, 190},
+               {4, 200},
+               {5, 205},
+               {6, 225},
+               {7, 235},
+               {8, 250},
+               {9, 255},
+               {10, 258},
+               {11, 270}}};
   AutotunerOptions o;
   o.memory_limit_bytes = 1 << 30;
   AutotuneResult r = Autotuner(o).Run(trace.measure(), PerLearner(1));
@@ -60,9 +69,9 @@ TEST(Autotuner, LooksPastASmallGain) {
   // 250 > 247.5: add; 255, 258 and 270 < 275: two looks, then back to 8.
   EXPECT_EQ(r.learners_per_device, 8);
   EXPECT_EQ(trace.measured.back(), 11);
-  EXPECT_EQ(Actions(r), (std::vector<std::string>{"start", "add", "look ahead", "add",
-                                                  "look ahead", "add", "look ahead", "add",
-                                                  "look ahead", "look ahead", "step back"}));
+  EXPECT_EQ(Actions(r), (std::vector<std::string>{"start", "add", "look ahead", "add", "look ahead",
+                                                  "add", "look ahead", "add", "look ahead",
+                                                  "look ahead", "step back"}));
   // Without looking ahead it stops at the first small gain.
   o.look_ahead = 0;
   trace.measured.clear();
