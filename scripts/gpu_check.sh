@@ -16,9 +16,11 @@
 # each throughput point, on both sides, in --rounds rounds (3; round after round over all the
 # points, so that a spent budget costs every point a round, not some points all of theirs),
 # reported as the median of its rounds. A parity step in which no case ran fails the check.
-# then a short table, last, and every result in OUT/gpu_check.json (OUT: --out, else $OUT, else
+# then a short table, last, and every result in OUT/gpu_check.json (OUT: --out, else
 # ./gpu_check_results); --pack FILE also packs the whole of OUT (logs, each point's JSON) into
-# FILE.tar.gz, for a machine that hands back a few files only. Every step has a timeout, and the
+# FILE.tar.gz, for a machine that hands back a few files only. Where $OUT is set (the device
+# tool's folder of files to hand back), OUT is a folder beside it and the pack is
+# $OUT/gpu_check.tar.gz unless --out and --pack say otherwise: everything measured comes back. Every step has a timeout, and the
 # steps share a budget (--budget).
 #
 #   scripts/gpu_check.sh --bundle build-gpu/bundle.tar.xz   (made by scripts/bundle_gpu.sh)
@@ -32,7 +34,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 start=$SECONDS
-bundle="" build="" out="${OUT:-$PWD/gpu_check_results}" pack=""
+bundle="" build="" out=$PWD/gpu_check_results pack=""
+if [ -n "${OUT:-}" ]; then out=${TMPDIR:-/tmp}/gpu_check pack=$OUT/gpu_check.tar.gz; fi
 seconds=3 budget=450 rounds=3 python=${PYTHON:-python3}
 batches="16 32 64" learners="1 2 4 8 auto" torch_batches="16 32 64 512" precisions="bf16 fp16"
 half_learners="1 8" torch_modes="eager graph"
