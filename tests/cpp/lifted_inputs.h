@@ -29,8 +29,7 @@ inline std::unique_ptr<ArraySource> LiftedIntegerSource(int n, int batch, int bi
       const int value = 1 + static_cast<int>(rng() % 7);
       int exponent = 0;
       std::frexp(static_cast<double>(value), &exponent);  // value in [2^(e-1), 2^e)
-      images[i * 192 + j] =
-          static_cast<float>(value + lift * std::ldexp(1.0, exponent - bits));
+      images[i * 192 + j] = static_cast<float>(value + lift * std::ldexp(1.0, exponent - bits));
     }
   }
   return std::make_unique<ArraySource>(std::move(images), std::move(labels), Shape{3, 8, 8}, batch);
@@ -71,7 +70,8 @@ constexpr double kLiftedLossDistance = 1e-3;
 inline double MaxDifference(const std::vector<double>& a, const std::vector<double>& b) {
   EXPECT_EQ(a.size(), b.size());
   double worst = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    worst = std::max(worst, std::fabs(a[i] - b[i]));
   return worst;
 }
 
