@@ -33,6 +33,8 @@
 # measured and a target not met.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bundle_unpack.sh
+. "$root/scripts/bundle_unpack.sh"
 start=$SECONDS
 bundle="" build="" out=$PWD/gpu_check_results pack=""
 if [ -n "${OUT:-}" ]; then out=${TMPDIR:-/tmp}/gpu_check pack=$OUT/gpu_check.tar.gz; fi
@@ -123,14 +125,7 @@ incomplete() {
   report
 }
 if [ -n "$bundle" ]; then
-  if [ -f "$bundle" ]; then
-    unpacked=$(mktemp -d "${TMPDIR:-/tmp}/crossbow_bundle.XXXXXX")
-    trap 'rm -rf "$unpacked"' EXIT
-    tar -xJf "$bundle" -C "$unpacked" 2>/dev/null ||
-      "$python" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
-        "$bundle" "$unpacked" || incomplete "cannot unpack $bundle"
-    bundle=$(find "$unpacked" -mindepth 1 -maxdepth 1 -type d | head -1)
-  fi
+  unpack_bundle "$python" || incomplete "cannot unpack $bundle"
   for f in run bin/crossbow_bench bin/crossbow_cuda_tests lib/libcrossbow.so specs/resnet32.json; do
     [ -e "$bundle/$f" ] ||
       incomplete "the bundle $bundle has no $f (make it with scripts/bundle_gpu.sh)"

@@ -24,6 +24,8 @@
 # Exit: 0 every run ended; 1 a run failed; 2 usage, or the bundle lacks what a step needs.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bundle_unpack.sh
+. "$root/scripts/bundle_unpack.sh"
 bundle="" out=$PWD/reproduce pack=""
 if [ -n "${OUT:-}" ]; then out=${TMPDIR:-/tmp}/reproduce pack=$OUT/reproduce.tar.gz; fi
 runs="he-resnet32-sma-164ep" time_limit="" flags=""
@@ -54,12 +56,7 @@ done
 log() { echo "gpu_reproduce [$SECONDS s]: $*" >&2; }
 die() { log "$*"; exit 2; }
 
-if [ -f "$bundle" ]; then
-  unpacked=$(mktemp -d "${TMPDIR:-/tmp}/crossbow_bundle.XXXXXX")
-  trap 'rm -rf "$unpacked"' EXIT
-  tar -xJf "$bundle" -C "$unpacked" || die "cannot unpack $bundle"
-  bundle=$(find "$unpacked" -mindepth 1 -maxdepth 1 -type d | head -1)
-fi
+unpack_bundle "$python" || die "cannot unpack $bundle"
 if [ $list = 1 ]; then
   ls "$bundle/runs"
   exit 0

@@ -31,6 +31,8 @@
 # failed; 2 usage, or the bundle or build lacks what a step needs.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bundle_unpack.sh
+. "$root/scripts/bundle_unpack.sh"
 bundle="" build="" jpegs="" out=$PWD/tta pack="" check="" flags="" torch_flags=""
 if [ -n "${OUT:-}" ]; then out=${TMPDIR:-/tmp}/tta pack=$OUT/tta.tar.gz; fi
 epochs=60 time_limit=240 batches="32 16" torch_batch="" torch_mode="" precision=fp32
@@ -80,12 +82,7 @@ rm -f "$out"/tta.*
 # The programs and the Crossbow run (spec and options).
 run_name=he-resnet32-sma-${epochs}ep
 if [ -n "$bundle" ]; then
-  if [ -f "$bundle" ]; then
-    unpacked=$(mktemp -d "${TMPDIR:-/tmp}/crossbow_bundle.XXXXXX")
-    trap 'rm -rf "$unpacked"' EXIT
-    tar -xJf "$bundle" -C "$unpacked" || die "cannot unpack $bundle"
-    bundle=$(find "$unpacked" -mindepth 1 -maxdepth 1 -type d | head -1)
-  fi
+  unpack_bundle "$python" || die "cannot unpack $bundle"
   "$bundle/run" --check >"$out/logs/libraries.log" 2>&1 ||
     die "the bundle's programs do not find their libraries: $(cat "$out/logs/libraries.log")"
   exported=$bundle/runs/$run_name
