@@ -20,8 +20,8 @@
 # ./gpu_check_results); --pack FILE also packs the whole of OUT (logs, each point's JSON) into
 # FILE.tar.gz, for a machine that hands back a few files only. Where $OUT is set (the device
 # tool's folder of files to hand back), OUT is a folder beside it and the pack is
-# $OUT/gpu_check.tar.gz unless --out and --pack say otherwise: everything measured comes back. Every step has a timeout, and the
-# steps share a budget (--budget).
+# $OUT/gpu_check.tar.gz unless --out and --pack say otherwise: everything measured comes back.
+# Every step has a timeout, and the steps share a budget (--budget).
 #
 #   scripts/gpu_check.sh --bundle build-gpu/bundle.tar.xz   (made by scripts/bundle_gpu.sh)
 #   scripts/gpu_check.sh --build build                      (a CUDA build on this machine)

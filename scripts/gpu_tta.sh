@@ -135,7 +135,8 @@ for b in $batches; do
   run=$out/runs/crossbow_b$b
   rm -rf "$run"
   mkdir -p "$run"
-  lr=$("$python" -c "import math, sys; print(round(0.1 * math.sqrt(int(sys.argv[1]) / 128), 4))" "$b")
+  lr=$("$python" -c "import math, sys; print(round(0.1 * math.sqrt(int(sys.argv[1]) / 128), 4))" \
+    "$b")
   printf '{"side": "crossbow", "recipe": "%s", "batch_size": %s, "lr": %s, "precision": "%s",
  "epochs": %s, "time_limit": %s, "flags": "%s"}\n' "$run_name" "$b" "$lr" "$precision" \
     "$epochs" "$time_limit" "$flags" >"$run/settings.json"

@@ -1,8 +1,8 @@
 // What the CPU-vs-CUDA parity test does not show of the cuDNN convolution: algorithms and
 // scratch are settled on the first run, so that a CUDA graph of later runs allocates nothing and
 // replays correctly; a new shape chooses again; tf32 stays near fp32, bf16 and fp16 compute on
-// half-precision copies, and fp16 keeps gradients far below its smallest normal number; bad shapes are ValueErrors on
-// the GPU too.
+// half-precision copies, and fp16 keeps gradients far below its smallest normal number; bad
+// shapes are ValueErrors on the GPU too.
 #include <cmath>
 #include <utility>
 #include <vector>

@@ -442,10 +442,11 @@ def write_tta_runs(out, crossbow, goyal, he=((60, 0.70), (240, 0.915))):
     if crossbow:
         (out / "runs" / "crossbow_b32" / "metrics.jsonl").write_text("".join(
             json.dumps({"time": t - 1, "loss": 1.0}) + "\n" + json.dumps(
-                {"time": t, "accuracy": a, "epoch": i}) + "\n" for i, (t, a) in enumerate(crossbow)))
+                {"time": t, "accuracy": a, "epoch": i}) + "\n"
+            for i, (t, a) in enumerate(crossbow)))
     for name, curve in (("pytorch_goyal_b512_graph", goyal), ("pytorch_he_b128_graph", he)):
-        (out / "runs" / f"{name}.jsonl").write_text(json.dumps({"side": "pytorch"}) + "\n" + "".join(
-            json.dumps({"time": t, "accuracy": a}) + "\n" for t, a in curve))
+        lines = [{"side": "pytorch"}] + [{"time": t, "accuracy": a} for t, a in curve]
+        (out / "runs" / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
 
 
 def tta_report(out):
