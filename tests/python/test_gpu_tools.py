@@ -1,5 +1,6 @@
-"""The GPU check's tools, on a machine without a GPU: crossbow spec, crossbow_bench on the CPU,
-the bundle launcher, gpu_check.sh's checks before the GPU and its report, the PyTorch peer."""
+"""The GPU tools, on a machine without a GPU: crossbow spec, crossbow_bench on the CPU,
+the bundle launcher, gpu_check.sh's checks before the GPU and its report, the PyTorch peer, and
+the time-to-accuracy comparison (gpu_tta.sh dry-run on the CIFAR-10 sample, its report)."""
 import json
 import os
 import shutil
