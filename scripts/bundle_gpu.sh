@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Packs the C++ side of scripts/gpu_check.sh and scripts/gpu_reproduce.sh for a GPU machine that
+# Packs the C++ side of scripts/gpu_check.sh, gpu_reproduce.sh and gpu_tta.sh for a GPU machine that
 # has CUDA's libraries but none of our Debian packages: crossbow_bench, crossbow_cuda_tests,
 # crossbow_train and crossbow_convert, libcrossbow.so and libcrossbow_data.so (without
 # libcrossbow_codecs.so: OpenCV's imgcodecs would bring ~1 GB of libraries), every other shared
 # library they need (by ldd) except glibc's and CUDA's, the learner specs of the check, the
-# reproductions of --runs as `crossbow reproduce --export` writes them (runs/NAME/), the CIFAR-10
+# reproductions of --runs as `crossbow reproduce --export` writes them (runs/NAME/; he-resnet32
+# compressed to 60 epochs is gpu_tta.sh's Crossbow run), the CIFAR-10
 # JPEG archive of the data folder with a Pillow wheel for Python 3.12 to decode it there
 # (data/), the launcher (scripts/bundle_run.sh as run) and a MANIFEST. Builds the programs
 # first (CUDA on, Release; configures the build folder if it has no cache). Writes OUT/ and
@@ -17,7 +18,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$root/build
 out=$root/build-gpu/bundle
 runs="he-resnet20:sma:164 he-resnet20:published:164 he-resnet32:sma:164 he-resnet32:published:164
-he-resnet56:sma:164 he-resnet56:published:164 vgg16-cifar:sma:164 vgg16-cifar:published:164"
+he-resnet56:sma:164 he-resnet56:published:164 vgg16-cifar:sma:164 vgg16-cifar:published:164
+he-resnet32:sma:60"
 data=${CROSSBOW_DATA:-$(dirname "$root")/shared/data}
 while [ $# -gt 0 ]; do
   case $1 in

@@ -16,21 +16,28 @@
 # each throughput point, on both sides, in --rounds rounds (3; round after round over all the
 # points, so that a spent budget costs every point a round, not some points all of theirs),
 # reported as the median of its rounds. A parity step in which no case ran fails the check.
-# then a short table, last, and every result in OUT/gpu_check.json (OUT: --out, else $OUT, else
+# then a short table, last, and every result in OUT/gpu_check.json (OUT: --out, else
 # ./gpu_check_results); --pack FILE also packs the whole of OUT (logs, each point's JSON) into
-# FILE.tar.gz, for a machine that hands back a few files only. Every step has a timeout, and the
-# steps share a budget (--budget).
+# FILE.tar.gz, for a machine that hands back a few files only. Where $OUT is set (the device
+# tool's folder of files to hand back), OUT is a folder beside it and the pack is
+# $OUT/gpu_check.tar.gz unless --out and --pack say otherwise: everything measured comes back.
+# Every step has a timeout, and the steps share a budget (--budget).
 #
 #   scripts/gpu_check.sh --bundle build-gpu/bundle.tar.xz   (made by scripts/bundle_gpu.sh)
 #   scripts/gpu_check.sh --build build                      (a CUDA build on this machine)
 #
 # Exit: 0 passed; 1 parity or another GPU test failed; 2 usage error, or the bundle or build is
 # incomplete or its programs do not load; 3 no GPU here (after checking the bundle or build);
-# 4 the tests passed but a benchmark failed; 5 the report itself failed.
+# 4 the tests passed but a benchmark failed or did not complete (a PyTorch step, fp32 or half,
+# each checked on its own) or a target is unmeasured; 5 the report itself failed; 6 everything
+# measured and a target not met.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bundle_unpack.sh
+. "$root/scripts/bundle_unpack.sh"
 start=$SECONDS
-bundle="" build="" out="${OUT:-$PWD/gpu_check_results}" pack=""
+bundle="" build="" out=$PWD/gpu_check_results pack=""
+if [ -n "${OUT:-}" ]; then out=${TMPDIR:-/tmp}/gpu_check pack=$OUT/gpu_check.tar.gz; fi
 seconds=3 budget=450 rounds=3 python=${PYTHON:-python3}
 batches="16 32 64" learners="1 2 4 8 auto" torch_batches="16 32 64 512" precisions="bf16 fp16"
 half_learners="1 8" torch_modes="eager graph"
@@ -118,14 +125,7 @@ incomplete() {
   report
 }
 if [ -n "$bundle" ]; then
-  if [ -f "$bundle" ]; then
-    unpacked=$(mktemp -d "${TMPDIR:-/tmp}/crossbow_bundle.XXXXXX")
-    trap 'rm -rf "$unpacked"' EXIT
-    tar -xJf "$bundle" -C "$unpacked" 2>/dev/null ||
-      "$python" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
-        "$bundle" "$unpacked" || incomplete "cannot unpack $bundle"
-    bundle=$(find "$unpacked" -mindepth 1 -maxdepth 1 -type d | head -1)
-  fi
+  unpack_bundle "$python" || incomplete "cannot unpack $bundle"
   for f in run bin/crossbow_bench bin/crossbow_cuda_tests lib/libcrossbow.so specs/resnet32.json; do
     [ -e "$bundle/$f" ] ||
       incomplete "the bundle $bundle has no $f (make it with scripts/bundle_gpu.sh)"

@@ -3,7 +3,8 @@
 parity.json and gpu_tests/NAME.json from GoogleTest, torch.json and torch_half.json,
 bench/b{batch}_l{learners}.json, logs/), writes gpu_check.json there, prints a short table
 last and exits with the check's code (0 passed, 1 tests failed, 2 incomplete programs, 3 no
-GPU, 4 a benchmark failed; 5 this report failed). Stdlib only.
+GPU, 4 a benchmark failed or did not complete, or a target is unmeasured; 5 this report failed;
+6 everything measured, a target not met). Stdlib only.
 
     python3 scripts/gpu_check_report.py OUT
 """
@@ -167,16 +168,17 @@ def gpu_name(out):
         return None
 
 
-def exit_code(steps, parity, tests, runs, torch):
+def exit_code(steps, parity, tests, runs, torch, goals):
     if steps.get("programs", {}).get("status") == "incomplete":
         return 2
     if steps.get("gpu", {}).get("status") == "absent":
         return 3
     if not (parity["passed"] and tests["passed"]):
         return 1
-    if not runs or not torch or any("error" in r for r in runs + torch):
+    if (not runs or not torch or any("error" in r for r in runs + torch)
+            or any(t["met"] is None for t in goals.values())):
         return 4
-    return 0
+    return 0 if all(t["met"] for t in goals.values()) else 6
 
 
 def table(summary):
@@ -236,7 +238,23 @@ def table(summary):
 
 
 RESULTS = {0: "passed", 1: "TESTS FAILED", 2: "INCOMPLETE programs", 3: "no GPU, nothing measured",
-           4: "a BENCHMARK FAILED"}
+           4: "a BENCHMARK FAILED or was not measured", 6: "measured, a TARGET NOT MET"}
+
+
+def peer_results(out, steps, step, required):
+    """The results of one PyTorch step (STEP.json), each peer step on its own: a step that did
+    not complete (timed out, failed, skipped by the budget), or left no results, is one error
+    entry, even where the other step ran. `required`: the step must have run (fp32, which the
+    targets are taken against); the half-precision step only where it was started."""
+    if step not in steps and not required:
+        return []
+    status = steps.get(step, {}).get("status", "not run")
+    results = (load(os.path.join(out, f"{step}.json")) or {}).get("results", [])
+    if status == "ok" and results:
+        return results
+    why = {"skipped": "the time budget was spent", "not run": "the step never ran"}.get(status, "")
+    error = {"error": f"{step}: {status}: {why} {log_tail(out, step)}".strip()}
+    return results + [error]
 
 
 def main(out):
@@ -250,18 +268,16 @@ def main(out):
         pass
     parity, tests = gtest(out, "parity", steps, True), gtest_each(out, steps)
     torch_doc = load(os.path.join(out, "torch.json")) or {}
-    torch = torch_doc.get("results", [])
-    # PyTorch under autocast (the torch_half step), where it ran
-    torch += (load(os.path.join(out, "torch_half.json")) or {}).get("results", [])
-    if "torch" in steps and not torch:
-        torch = [{"error": f"{steps['torch']['status']}: {log_tail(out, 'torch')}"}]
+    # PyTorch in fp32 (the targets' peer), then under autocast (torch_half), each checked alone
+    torch = (peer_results(out, steps, "torch", True)
+             + peer_results(out, steps, "torch_half", False))
     runs = bench_runs(out, steps)
-    code = exit_code(steps, parity, tests, runs, torch)
+    goals = targets(runs, torch)
+    code = exit_code(steps, parity, tests, runs, torch, goals)
     summary = {"result": RESULTS[code], "exit_code": code, "gpu": gpu_name(out),
                "steps": list(steps.values()), "parity": parity, "gpu_tests": tests,
                "torch_meta": torch_doc.get("meta"), "torch": torch, "crossbow": runs,
-               "targets": targets(runs, torch), "out": out,
-               "json": os.path.join(out, "gpu_check.json")}
+               "targets": goals, "out": out, "json": os.path.join(out, "gpu_check.json")}
     with open(summary["json"], "w") as f:
         json.dump(summary, f, indent=1)
     print(table(summary), flush=True)

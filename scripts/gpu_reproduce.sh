@@ -2,9 +2,9 @@
 # The CIFAR-10 reproductions on a GPU machine that has none of our Debian libraries and not our
 # Python module (the GPU rows of docs/reproduction.md), from a bundle of scripts/bundle_gpu.sh:
 #   1. the bundle's CIFAR-10 JPEGs, decoded by Pillow (the machine's, else the bundle's wheel)
-#      into the CIFAR-10 binary format (scripts/cifar_binary.py) and converted by
-#      `crossbow_convert cifar10` into raw LMDBs: the records `crossbow reproduce` trains on
-#      elsewhere (tests/python/test_train_tool.py compares them);
+#      into the CIFAR-10 binary format and converted by `crossbow_convert cifar10` into raw
+#      LMDBs (scripts/cifar_records.sh): the records `crossbow reproduce` trains on elsewhere
+#      (tests/python/test_train_tool.py compares them);
 #   2. each of --runs, the bundle's exports of `crossbow reproduce RECIPE --variant V --epochs E
 #      --devices cuda:0` (runs/RECIPE-V-Eep; --list shows them), trained in turn by
 #      crossbow_train for at most --time-limit seconds of training each, into OUT/RUN/:
@@ -12,8 +12,11 @@
 #      and reproduce.json (the settings, with this machine: scripts/reproduction_table.py
 #      OUT/RUN adds the run to docs/reproduction.md as it does a `crossbow reproduce` folder);
 #      --flags adds crossbow_train flags to each (e.g. "--learners 4");
-# OUT is --out (else $OUT/reproduce); --pack FILE.tar.gz packs it, for a machine that hands back
-# a few files only. Running it again over the same OUT resumes each run from its checkpoint.
+# OUT is --out (else ./reproduce); --pack FILE.tar.gz packs it (not the data or checkpoints),
+# for a machine that hands back a few files only. Where $OUT is set (the device tool's folder of
+# files to hand back), OUT is a folder beside it and the pack $OUT/reproduce.tar.gz unless --out
+# and --pack say otherwise: everything measured comes back, the data does not. Running it again
+# over the same OUT resumes each run from its checkpoint.
 #
 #   scripts/gpu_reproduce.sh --bundle build-gpu/bundle.tar.xz --runs he-resnet32-sma-164ep \
 #     --time-limit 420 --out /tmp/reproduce --pack "$OUT/reproduce.tar.gz"
@@ -21,7 +24,11 @@
 # Exit: 0 every run ended; 1 a run failed; 2 usage, or the bundle lacks what a step needs.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bundle="" out="${OUT:-$PWD}/reproduce" pack="" runs="he-resnet32-sma-164ep" time_limit="" flags=""
+# shellcheck source=bundle_unpack.sh
+. "$root/scripts/bundle_unpack.sh"
+bundle="" out=$PWD/reproduce pack=""
+if [ -n "${OUT:-}" ]; then out=${TMPDIR:-/tmp}/reproduce pack=$OUT/reproduce.tar.gz; fi
+runs="he-resnet32-sma-164ep" time_limit="" flags=""
 python=${PYTHON:-python3}
 usage() {
   echo "usage: $0 --bundle DIR|FILE.tar.xz [--runs '$runs'] [--time-limit SECONDS]" \
@@ -49,12 +56,7 @@ done
 log() { echo "gpu_reproduce [$SECONDS s]: $*" >&2; }
 die() { log "$*"; exit 2; }
 
-if [ -f "$bundle" ]; then
-  unpacked=$(mktemp -d "${TMPDIR:-/tmp}/crossbow_bundle.XXXXXX")
-  trap 'rm -rf "$unpacked"' EXIT
-  tar -xJf "$bundle" -C "$unpacked" || die "cannot unpack $bundle"
-  bundle=$(find "$unpacked" -mindepth 1 -maxdepth 1 -type d | head -1)
-fi
+unpack_bundle "$python" || die "cannot unpack $bundle"
 if [ $list = 1 ]; then
   ls "$bundle/runs"
   exit 0
@@ -69,27 +71,9 @@ out=$(cd "$out" && pwd)
 
 # 1. The data, once per OUT.
 data=$out/data
-if [ ! -f "$data/cifar10_test/data.mdb" ]; then
-  archive=$bundle/data/cifar10-jpg.tar.gz
-  [ -f "$archive" ] || die "the bundle has no data/cifar10-jpg.tar.gz (make it where the data is)"
-  rm -rf "$data"
-  mkdir -p "$data"
-  tar -xzf "$archive" -C "$data"
-  if ! "$python" -c 'import PIL' 2>/dev/null; then
-    wheel=$(ls "$bundle"/data/pillow-*.whl 2>/dev/null | head -1)
-    [ -n "$wheel" ] || die "$python has no Pillow and the bundle carries no wheel of it"
-    "$python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
-      "$wheel" "$data/pillow"
-    export PYTHONPATH=$data/pillow${PYTHONPATH:+:$PYTHONPATH}
-  fi
-  for split in train test; do
-    "$python" "$root/scripts/cifar_binary.py" "$data/cifar10-jpg/$split" "$data/$split.bin" >&2
-    echo $(($(stat -c %s "$data/$split.bin") / 3073)) >"$data/$split.records"
-    "$bundle/run" crossbow_convert cifar10 "$data/cifar10_$split.partial" "$data/$split.bin" >&2
-    mv "$data/cifar10_$split.partial" "$data/cifar10_$split"
-  done
-  rm -rf "$data/cifar10-jpg" "$data"/*.bin
-fi
+"$root/scripts/cifar_records.sh" --jpegs "$bundle/data/cifar10-jpg.tar.gz" --out "$data" \
+  --wheels "$bundle/data" -- "$bundle/run" crossbow_convert ||
+  die "cannot make the CIFAR-10 records (the bundle needs data/cifar10-jpg.tar.gz)"
 
 # 2. The runs.
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/gpu.txt" \

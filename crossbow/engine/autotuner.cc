@@ -21,6 +21,8 @@ Autotuner::Autotuner(AutotunerOptions options) : options_(options) {
                          options_.threshold);
   CROSSBOW_ENFORCE_VALUE(options_.max_learners >= 1, "autotuner max_learners must be >= 1, got ",
                          options_.max_learners);
+  CROSSBOW_ENFORCE_VALUE(options_.look_ahead >= 0, "autotuner look_ahead must be >= 0, got ",
+                         options_.look_ahead);
   CROSSBOW_ENFORCE_VALUE(options_.window_iterations >= 1 && options_.warmup_iterations >= 0,
                          "autotuner needs window_iterations >= 1 and warmup_iterations >= 0, got ",
                          options_.window_iterations, " and ", options_.warmup_iterations);
@@ -40,13 +42,15 @@ AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory, size
   };
   double best = measure(1);
   decide(1, best, "start");
+  const auto stop = [&](const char* why) { decide(result.learners_per_device, best, why); };
+  int misses = 0;  // settings in a row since the choice that did not pay
   for (int k = 2;; ++k) {
     if (k > options_.max_learners) {
-      decide(k - 1, best, "stop: max learners");
+      stop("stop: max learners");
       break;
     }
     if (memory(k) > limit) {
-      decide(k - 1, best, "stop: memory");
+      stop("stop: memory");
       break;
     }
     double rate = 0;
@@ -54,13 +58,16 @@ AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory, size
       rate = measure(k);
     } catch (const OutOfMemoryError& e) {
       LOG(WARNING) << "autotuner: " << k << " learner(s) per device do not fit: " << e.what();
-      decide(k - 1, best, "stop: out of memory");
+      stop("stop: out of memory");
       break;
     }
     if (rate > best * (1 + options_.threshold)) {
       best = rate;
       result.learners_per_device = k;
+      misses = 0;
       decide(k, rate, "add");
+    } else if (++misses <= options_.look_ahead) {
+      decide(k, rate, "look ahead");
     } else {
       decide(k, rate, "step back");
       break;

@@ -10,7 +10,10 @@ namespace crossbow {
 class Engine;
 
 struct AutotunerOptions {
-  double threshold = 0.1;  // add a learner while throughput grows by more than this fraction
+  double threshold = 0.1;  // a setting pays when it beats the best by more than this fraction
+  // Settings measured past the best before the search stops: a gain below the threshold is
+  // often followed by a larger one (a GPU's occupancy grows in steps).
+  int look_ahead = 2;
   int max_learners = 64;   // per device
   // For all learners; 0: the engine's budget (the host's available memory, or on GPUs what
   // they have free), or in Run(measure, memory) the host's available memory.
@@ -22,7 +25,8 @@ struct AutotunerOptions {
 struct AutotuneDecision {
   int learners_per_device = 0;  // the setting measured
   double images_per_second = 0;
-  // "start", "add", "step back", "stop: memory", "stop: out of memory", "stop: max learners"
+  // "start", "add", "look ahead" (did not pay; the next one is measured), "step back",
+  // "stop: memory", "stop: out of memory", "stop: max learners"
   std::string action;
 };
 
@@ -32,10 +36,11 @@ struct AutotuneResult {
   int64_t images_trained = 0;  // by the trial iterations (they train the model too)
 };
 
-// Picks the number of learners per device: starts with one, adds one while the measured
-// throughput grows by more than the threshold and memory allows, steps back and stops when it
-// does not. A setting whose measurement throws OutOfMemoryError (a learner that did not fit)
-// stops the search at the previous one. Each decision is logged with the throughput it saw.
+// Picks the number of learners per device: starts with one and adds one at a time while memory
+// allows; a setting whose throughput beats the best so far by more than the threshold becomes
+// the choice, and after `look_ahead` settings in a row that do not, it steps back to the choice
+// and stops. A setting whose measurement throws OutOfMemoryError (a learner that did not fit)
+// stops the search at the choice. Each decision is logged with the throughput it saw.
 class Autotuner {
  public:
   // Images/s measured with k learners per device.

@@ -219,7 +219,8 @@ const std::vector<Entry>& TableEntries() {
       CROSSBOW_ENGINE("outer_momentum", outer_momentum, "", Fraction(),
                       "diloco: Nesterov momentum of the outer step"),
       CROSSBOW_TRAINER("autotune_threshold", autotune_threshold, "", AtLeast(0),
-                       "the autotuner adds learners while throughput grows more than this"),
+                       "the autotuner's choice is the learner count whose throughput last beat "
+                       "the best by more than this fraction (it looks two counts past it)"),
       CROSSBOW_ENGINE(
           "precision", precision, "", OneOf(PrecisionNames),
           "arithmetic of convolutions and FC layers: fp32; bf16 on GPUs and on CPUs with "

@@ -129,7 +129,8 @@ void BindEngine(py::module_& m) {
       .def_readwrite("max_learners", &AutotunerOptions::max_learners)
       .def_readwrite("memory_limit_bytes", &AutotunerOptions::memory_limit_bytes)
       .def_readwrite("warmup_iterations", &AutotunerOptions::warmup_iterations)
-      .def_readwrite("window_iterations", &AutotunerOptions::window_iterations);
+      .def_readwrite("window_iterations", &AutotunerOptions::window_iterations)
+      .def_readwrite("look_ahead", &AutotunerOptions::look_ahead);
   py::class_<AutotuneDecision>(m, "AutotuneDecision")
       .def_readonly("learners_per_device", &AutotuneDecision::learners_per_device)
       .def_readonly("images_per_second", &AutotuneDecision::images_per_second)

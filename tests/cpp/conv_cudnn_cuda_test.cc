@@ -1,8 +1,8 @@
 // What the CPU-vs-CUDA parity test does not show of the cuDNN convolution: algorithms and
 // scratch are settled on the first run, so that a CUDA graph of later runs allocates nothing and
-// replays correctly; a new shape chooses again; precisions tf32, bf16 and fp16 stay near fp32,
-// and fp16 keeps gradients far below its smallest normal number; bad shapes are ValueErrors on
-// the GPU too.
+// replays correctly; a new shape chooses again; tf32 stays near fp32, bf16 and fp16 compute on
+// half-precision copies, and fp16 keeps gradients far below its smallest normal number; bad
+// shapes are ValueErrors on the GPU too.
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -10,6 +10,7 @@
 #include "crossbow/core/context_cuda.h"
 #include "crossbow/core/precision.h"
 #include "tests/cpp/cudnn_op_test_util.h"
+#include "tests/cpp/half_checks.h"
 
 namespace crossbow::testing {
 namespace {
@@ -91,16 +92,31 @@ TEST_F(ConvCudnnTest, Tf32StaysNearTheCpusFp32) {
   for (const char* name : {"Y", "dW", "db", "dX"}) ExpectMatchesCpu(name, 5e-3f);
 }
 
-// bf16 keeps 8 significant bits, fp16 11 as TF32 does: bf16 within 8x TF32's bound above.
-TEST_F(ConvCudnnTest, HalfPrecisionsStayNearTheCpusFp32) {
-  for (const auto& [precision, tol] :
-       {std::pair{Precision::kBF16, 4e-2f}, std::pair{Precision::kFP16, 5e-3f}}) {
-    SCOPED_TRACE(PrecisionName(precision));
-    gpu_->context().set_precision(precision);
+// In bf16 and fp16 a convolution computes on half-precision copies of X, W and dY and writes Y
+// (before the bias), dW and dX in that precision: each is the CPU's fp32 result on the rounded
+// inputs, rounded; a value of the type; and far enough from the fp32 result on the inputs as
+// given that a convolution in fp32 or TF32 fails (half_checks.h; half_checks_test.cc shows it
+// on the CPU). db sums dY in fp32.
+TEST_F(ConvCudnnTest, HalfPrecisionsComputeOnHalfCopies) {
+  const OperatorDef forward = MakeOperator("Conv", {"X", "W"}, {"Y"}, kArgs);
+  for (Precision half : {Precision::kBF16, Precision::kFP16}) {
+    SCOPED_TRACE(PrecisionName(half));
+    gpu_->context().set_precision(half);
     Feed({4, 64, 16, 16});
-    gpu_->Create(conv_)->Run();
+    cpu_.Run(forward);  // Y without the bias, which is added in fp32
+    OpHarness rounded;
+    for (const char* name : {"X", "W", "dY"}) {
+      rounded.Feed(name, cpu_.ShapeOf(name), RoundedToHalf(cpu_.Fetch(name), half));
+    }
+    rounded.Run(forward);
+    rounded.Run(grad_);
+    gpu_->Create(forward)->Run();
     gpu_->Create(grad_)->Run();
-    for (const char* name : {"Y", "dW", "db", "dX"}) ExpectMatchesCpu(name, tol);
+    for (const char* name : {"Y", "dW", "dX"}) {
+      ExpectHalfPrecisionResult(gpu_->Fetch(name), rounded.Fetch(name), cpu_.Fetch(name), half,
+                                name);
+    }
+    ExpectMatchesCpu("db");
   }
 }
 

@@ -8,6 +8,7 @@
 #include "crossbow/engine/autotuner.h"
 #include "crossbow/engine/engine.h"
 #include "tests/cpp/engine_test_util.h"
+#include "tests/cpp/lifted_inputs.h"
 
 namespace crossbow {
 namespace {
@@ -77,6 +78,27 @@ TEST(EngineCuda, HalfPrecisionsTrainAsFp32Does) {
     Engine gpu(Spec(true), half, s1.get());
     Engine cpu(Spec(true), Options("cpu:0", 2), s2.get());
     ExpectSameTraining(gpu, cpu, 6, tol);
+  }
+}
+
+// The bound above would pass a GPU that computes its convolutions in fp32 or TF32. On integer
+// pixels lifted off the half grid by 0.45 of a unit, with weights of -1, 0 and 1, a convolution
+// on half-precision copies computes the unlifted integers' results exactly: its first losses are
+// the CPU's fp32 losses on the unlifted pixels (to fp32's rounding) and far from those on the
+// lifted ones, which fp32 would give, and TF32 too in bf16 (its 11 bits keep the bf16 lift).
+// In fp16, whose 11 bits TF32 shares, ConvCudnnTest's check that the results are fp16 values
+// tells the two apart.
+TEST(EngineCuda, HalfPrecisionsComputeOnRoundedInputs) {
+  CROSSBOW_NEED_GPUS(1);
+  for (const auto& [precision, bits] : {std::pair{"bf16", 8}, std::pair{"fp16", 11}}) {
+    SCOPED_TRACE(precision);
+    const std::vector<double> on = FirstLossesOnLiftedIntegers("cpu:0", "fp32", bits, 0.0);
+    const std::vector<double> lifted = FirstLossesOnLiftedIntegers("cpu:0", "fp32", bits, 0.45);
+    const std::vector<double> gpu = FirstLossesOnLiftedIntegers("cuda:0", precision, bits, 0.45);
+    for (size_t i = 0; i < on.size(); ++i) {
+      EXPECT_NEAR(gpu[i], on[i], 1e-5 * std::max(1.0, std::fabs(on[i]))) << "learner " << i;
+    }
+    EXPECT_GT(MaxDifference(gpu, lifted), kLiftedLossDistance / 2);
   }
 }
 

@@ -10,6 +10,7 @@
 #include "crossbow/engine/sync/synchroniser.h"
 #include "tests/cpp/engine_test_util.h"
 #include "tests/cpp/expect_error.h"
+#include "tests/cpp/lifted_inputs.h"
 
 namespace crossbow {
 namespace {
@@ -290,6 +291,19 @@ TEST(Engine, SkipNanInSsgdLeavesTheOtherLearnersFinite) {
   EXPECT_EQ(engine.Iterate().skipped, 1);
   EXPECT_EQ(engine.Iterate().skipped, 0);
   for (double d : engine.DistancesToAverage()) EXPECT_TRUE(std::isfinite(d));
+}
+
+// What EngineCuda.HalfPrecisionsComputeOnRoundedInputs rests on: lifting every pixel by 0.45 of
+// a bfloat16 (fp16) unit moves the first losses of the fp32 engine far more than engines on
+// different devices differ in fp32 (1e-5), so that a GPU that rounds its convolution inputs is
+// seen to be near the unlifted run and far from the lifted one.
+TEST(Engine, LiftingIntegerPixelsOffTheHalfGridMovesTheFirstLosses) {
+  for (int bits : {8, 11}) {
+    const std::vector<double> on = FirstLossesOnLiftedIntegers("cpu:0", "fp32", bits, 0.0);
+    const std::vector<double> lifted = FirstLossesOnLiftedIntegers("cpu:0", "fp32", bits, 0.45);
+    EXPECT_GT(MaxDifference(on, lifted), kLiftedLossDistance) << bits << " bits";
+    EXPECT_EQ(FirstLossesOnLiftedIntegers("cpu:0", "fp32", bits, 0.0), on);
+  }
 }
 
 TEST(Engine, AutotunerLeavesTheEngineAtItsChoice) {

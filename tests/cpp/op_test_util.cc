@@ -8,6 +8,7 @@
 
 #include "crossbow/core/bfloat16.h"
 #include "operators/dnnl_utils.h"
+#include "tests/cpp/half_checks.h"
 
 namespace crossbow::testing {
 
@@ -65,17 +66,7 @@ void RoundBlobToBf16(OpHarness& h, const std::string& name) {
 
 void ExpectBf16RoundingOf(const std::vector<float>& bf16, const std::vector<float>& exact,
                           const std::string& what) {
-  ASSERT_EQ(bf16.size(), exact.size()) << what;
-  int wrong = 0;
-  for (size_t i = 0; i < bf16.size(); ++i) {
-    // bfloat16 keeps 8 significant bits: one unit in the last place is at most |x| / 128.
-    const float tolerance = std::fabs(exact[i]) / 128.f + 1e-4f;
-    if (std::fabs(bf16[i] - exact[i]) > tolerance && ++wrong <= 3) {
-      ADD_FAILURE() << what << "[" << i << "] = " << bf16[i] << ", expected " << exact[i]
-                    << " within " << tolerance;
-    }
-  }
-  EXPECT_EQ(wrong, 0) << what << ": elements off by more than bfloat16's rounding";
+  ExpectRoundingOf(bf16, exact, /*bits=*/8, what);
 }
 
 float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {

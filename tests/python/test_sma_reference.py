@@ -89,7 +89,12 @@ def test_bad_options_and_inputs_are_value_errors():
 def test_autotuner_decisions_on_a_trace():
     options = _C.AutotunerOptions()
     options.memory_limit_bytes = 1 << 30
-    r = _C.Autotuner(options).run_trace({1: 100.0, 2: 130.0, 3: 135.0}, 1 << 20)
+    r = _C.Autotuner(options).run_trace({1: 100.0, 2: 130.0, 3: 135.0, 4: 140.0, 5: 142.0},
+                                        1 << 20)
     assert r.learners_per_device == 2
+    assert [d.action for d in r.decisions] == ["start", "add", "look ahead", "look ahead",
+                                               "step back"]
+    assert r.decisions[-1].images_per_second == 142.0
+    options.look_ahead = 0
+    r = _C.Autotuner(options).run_trace({1: 100.0, 2: 130.0, 3: 135.0}, 1 << 20)
     assert [d.action for d in r.decisions] == ["start", "add", "step back"]
-    assert r.decisions[-1].images_per_second == 135.0
