@@ -130,13 +130,18 @@ const std::vector<Entry>& Entries() {
                      "stop when the test top-1 accuracy reaches this"),
       CROSSBOW_TRAINER("lr", lr.base_lr, "", AtLeast(0), "base learning rate"),
       CROSSBOW_TRAINER("lr_policy", lr.policy, "", OneOf(LrPolicyNames),
-                       "fixed, step, multistep, exp, inv or poly (as Caffe)"),
+                       "fixed, step, multistep, exp, inv or poly (as Caffe), cosine (from the "
+                       "end of the warm-up to 0 at the last epoch) or flatcos (flat, then "
+                       "cosine: fastai's fit_flat_cos)"),
       CROSSBOW_TRAINER("gamma", lr.gamma, "", Above(0), "factor of step/multistep/exp/inv"),
       CROSSBOW_TRAINER("power", lr.power, "", Finite(), "exponent of inv/poly"),
       CROSSBOW_TRAINER("step_size", lr.step_size, "epochs", AtLeast(0),
                        "step: epochs between drops"),
       CROSSBOW_TRAINER("steps", lr.steps, "epochs", AtLeast(0),
                        "multistep: the epochs at which the rate drops (e.g. 80 120)"),
+      CROSSBOW_TRAINER("flat_fraction", lr.flat, "", Fraction(),
+                       "flatcos: share of training at the base rate before the cosine "
+                       "(fastai's pct_start)"),
       CROSSBOW_TRAINER("warmup", lr.warmup, "epochs", AtLeast(0),
                        "linear warm-up of the rate (composes with any policy)"),
       CROSSBOW_TRAINER("warmup_start", lr.warmup_start, "", Within(0, 1),
@@ -313,12 +318,17 @@ void CheckTrainerOptions(const TrainerOptions& o) {
                          "--time-limit): training would never stop");
   CROSSBOW_ENFORCE_VALUE(!o.resume || !o.checkpoint_dir.empty(),
                          "resume (--resume) needs a checkpoint_dir (--checkpoint-dir)");
-  // The trainer sets poly's end from epochs; iterations and a time limit fix no end in epochs
-  // (an iteration's images change with the learners the autotuner picks).
-  CROSSBOW_ENFORCE_VALUE(o.lr.policy != "poly" || o.lr.max > 0 || o.epochs > 0,
-                         "lr_policy poly (--lr-policy) decays the rate to 0 at the end of "
+  // The trainer sets the end of poly, cosine and flatcos from epochs; iterations and a time
+  // limit fix no end in epochs (an iteration's images change with the learners the autotuner
+  // picks).
+  const bool ends = LrPolicyEnds(o.lr.policy);
+  CROSSBOW_ENFORCE_VALUE(!ends || o.lr.max > 0 || o.epochs > 0, "lr_policy ", o.lr.policy,
+                         " (--lr-policy) decays the rate to 0 at the end of "
                          "training, which epochs (--epochs) sets: give --epochs (iterations and "
                          "time_limit stop a run without fixing that end)");
+  LrPolicyOptions lr = o.lr;
+  if (ends && lr.max <= 0) lr.max = static_cast<double>(o.epochs);
+  LrPolicy check(lr);  // what the policy needs of its options together
 }
 
 namespace {
