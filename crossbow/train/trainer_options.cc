@@ -11,6 +11,7 @@
 #include "crossbow/core/names.h"
 #include "crossbow/core/precision.h"
 #include "crossbow/train/option_values.h"
+#include "crossbow/engine/learner_spec.h"
 #include "crossbow/engine/sync/synchroniser.h"
 #include "crossbow/train/trainer_config.h"
 
@@ -94,6 +95,8 @@ void SetLearners(const json& v, TrainerConfig* c) {
   c->engine.learners_per_device = std::stoi(s);
 }
 
+std::vector<std::string> MomentumConventions() { return {"caffe2", "pytorch"}; }
+
 const std::vector<Entry>& Entries() {
   static const std::vector<Entry> entries = {
       CROSSBOW_DATA("batch_size", Type::kInt, "images", Above(0),
@@ -149,7 +152,30 @@ const std::vector<Entry>& Entries() {
       CROSSBOW_NET("momentum", Type::kFloat, "", Fraction(), "learner momentum", 0.9),
       CROSSBOW_NET("nesterov", Type::kBool, "", Any(),
                    "learners take Nesterov momentum steps (PyTorch's SGD nesterov=True)", false),
-      CROSSBOW_NET("weight_decay", Type::kFloat, "", AtLeast(0), "L2 weight decay", 1e-4),
+      CROSSBOW_NET("momentum_convention", Type::kString, "", OneOf(MomentumConventions),
+                   "sgd: caffe2 (v = m v - lr g; w += v) or pytorch (v = m v + g; w -= lr v, "
+                   "torch.optim.SGD): the same steps at a constant rate, not after a change",
+                   "caffe2"),
+      CROSSBOW_NET("weight_decay", Type::kFloat, "", AtLeast(0),
+                   "weight decay: L2 (added to the gradient) for sgd, decoupled (w *= 1 - lr wd) "
+                   "for adamw and radam",
+                   1e-4),
+      CROSSBOW_NET("optimizer", Type::kString, "", OneOf(SolverTypes),
+                   "each learner's optimiser: sgd (momentum SGD), adamw or radam (AdamW with "
+                   "RAdam's rectification)",
+                   "sgd"),
+      CROSSBOW_NET("betas", Type::kFloats, "", Fraction(),
+                   "adamw, radam: the decays of the two moments (default 0.9 0.999)", nullptr),
+      CROSSBOW_NET("eps", Type::kFloat, "", Above(0), "adamw, radam: epsilon (default 1e-8)",
+                   nullptr),
+      CROSSBOW_NET("lookahead_k", Type::kInt, "steps", Above(0),
+                   "wrap the optimiser in Lookahead: a slow step every this many steps "
+                   "(default: no Lookahead)",
+                   nullptr),
+      CROSSBOW_NET("lookahead_alpha", Type::kFloat, "", AboveAtMost(0, 1),
+                   "Lookahead: the slow step's share of the way to the fast weights (default "
+                   "0.5)",
+                   nullptr),
       CROSSBOW_NET("bias_decay", Type::kBool, "", Any(),
                    "weight decay on 1-D parameters too (biases, batch-norm scales and "
                    "shifts); --no-bias-decay exempts them (He et al. 2019, Bag of Tricks)",
@@ -267,6 +293,33 @@ std::vector<TrainerOption> TrainerOptionTable() {
   return out;
 }
 
+namespace {
+
+// An optimiser's option given to another optimiser is an error naming the flag, as is a
+// Lookahead option without Lookahead. Set options are those not null in `j`.
+void CheckOptimizerOptions(const json& j) {
+  auto set = [&](const char* key) { return j.contains(key) && !j[key].is_null(); };
+  const std::string optimizer = set("optimizer") ? j["optimizer"].get<std::string>() : "sgd";
+  const bool sgd = optimizer == "sgd";
+  for (const char* key : {"betas", "eps"}) {
+    CROSSBOW_ENFORCE_VALUE(!sgd || !set(key), Flag(key),
+                           " is an option of optimizer (--optimizer) adamw and radam, not sgd");
+  }
+  const bool nesterov = set("nesterov") && j["nesterov"] == true;
+  const bool pytorch = set("momentum_convention") && j["momentum_convention"] == "pytorch";
+  for (const auto& [key, given] :
+       {std::pair{"nesterov", nesterov}, std::pair{"momentum_convention", pytorch}}) {
+    CROSSBOW_ENFORCE_VALUE(sgd || !given, Flag(key), " is an option of optimizer (--optimizer) "
+                           "sgd, not ", optimizer);
+  }
+  CROSSBOW_ENFORCE_VALUE(!set("betas") || j["betas"].size() == 2, Flag("betas"),
+                         " takes two values (beta1 beta2), got ", j["betas"].size());
+  CROSSBOW_ENFORCE_VALUE(!set("lookahead_alpha") || set("lookahead_k"), Flag("lookahead_alpha"),
+                         " needs lookahead_k (--lookahead-k): without it there is no Lookahead");
+}
+
+}  // namespace
+
 TrainerConfig ParseTrainerConfig(const std::string& text) {
   const json j = json::parse(text, nullptr, false);
   CROSSBOW_ENFORCE_VALUE(j.is_object(), "trainer options must be a JSON object");
@@ -283,6 +336,7 @@ TrainerConfig ParseTrainerConfig(const std::string& text) {
     CheckRule(it->name, it->type, it->rule, typed);
     if (it->set) it->set(typed, &c);
   }
+  CheckOptimizerOptions(j);
   return c;
 }
 
