@@ -165,7 +165,8 @@ const std::vector<Entry>& Entries() {
                    "RAdam's rectification)",
                    "sgd"),
       CROSSBOW_NET("betas", Type::kFloats, "", Fraction(),
-                   "adamw, radam: the decays of the two moments (default 0.9 0.999)", nullptr),
+                   "adamw, radam: the decays of the two moments (default 0.9 0.999)",
+                   json::array()),
       CROSSBOW_NET("eps", Type::kFloat, "", Above(0), "adamw, radam: epsilon (default 1e-8)",
                    nullptr),
       CROSSBOW_NET("lookahead_k", Type::kInt, "steps", Above(0),
@@ -298,7 +299,9 @@ namespace {
 // An optimiser's option given to another optimiser is an error naming the flag, as is a
 // Lookahead option without Lookahead. Set options are those not null in `j`.
 void CheckOptimizerOptions(const json& j) {
-  auto set = [&](const char* key) { return j.contains(key) && !j[key].is_null(); };
+  auto set = [&](const char* key) {
+    return j.contains(key) && !j[key].is_null() && j[key] != json::array();
+  };
   const std::string optimizer = set("optimizer") ? j["optimizer"].get<std::string>() : "sgd";
   const bool sgd = optimizer == "sgd";
   for (const char* key : {"betas", "eps"}) {

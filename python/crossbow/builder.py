@@ -419,7 +419,7 @@ class ModelBuilder:
                        "weight_decay": float(weight_decay), "nesterov": bool(nesterov),
                        "bias_decay": bool(bias_decay), "type": str(optimizer),
                        "momentum_convention": str(momentum_convention),
-                       **_set(betas=None if betas is None else [float(b) for b in betas],
+                       **_set(betas=[float(b) for b in betas] if betas else None,
                               eps=eps, lookahead_k=lookahead_k,
                               lookahead_alpha=lookahead_alpha)},
             "seed": int(seed), "threads": int(threads), "device": check_device(device),

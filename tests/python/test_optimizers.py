@@ -263,3 +263,29 @@ def test_a_rate_drop_restarts_the_optimiser_with_the_learners_from_z():
         np.testing.assert_array_equal(after[f"learner{j}/fc_w_slow"], after["z/fc_w"])
         for blob in ("fc_w_exp_avg", "fc_w_exp_avg_sq", "fc_w_step", "fc_w_lookahead_step"):
             assert not after[f"learner{j}/{blob}"].any(), blob
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(betas=(0.9, 0.99)), r"betas \(--betas\) is an option of optimizer \(--optimizer\) "
+                              r"adamw and radam, not sgd"),
+    (dict(eps=1e-6), r"eps \(--eps\) is an option of optimizer \(--optimizer\) adamw and radam"),
+    (dict(optimizer="adamw", nesterov=True), r"nesterov \(--nesterov\) is an option of optimizer "
+                                             r"\(--optimizer\) sgd, not adamw"),
+    (dict(optimizer="radam", momentum_convention="pytorch"),
+     r"momentum_convention \(--momentum-convention\) is an option of optimizer \(--optimizer\) "
+     r"sgd, not radam"),
+    (dict(optimizer="adamw", betas=(0.9,)), r"betas \(--betas\) takes two values"),
+    (dict(optimizer="adamw", betas=(0.9, 1.0)), r"betas \(--betas\) must be"),
+    (dict(lookahead_alpha=0.5), r"lookahead_alpha \(--lookahead-alpha\) needs lookahead_k "
+                                r"\(--lookahead-k\)"),
+    (dict(lookahead_k=0), r"lookahead_k \(--lookahead-k\) must be"),
+    (dict(optimizer="adam"), r"optimizer \(--optimizer\) must be sgd, adamw or radam, got "
+                             r"'adam'; did you mean 'adamw'"),
+    (dict(lr_policy="cosine", warmup=5), r"lr policy 'cosine' \(--lr-policy\) ends at 3 "
+                                         r"\(--epochs\), before its warm-up \(--warmup 5\)"),
+    (dict(lr_policy="flatcos", warmup=3), r"lr policy 'flatcos' .* before its warm-up"),
+])
+def test_bad_optimiser_options_name_the_flag_before_any_data_is_read(options, message):
+    import crossbow
+    with pytest.raises(ValueError, match=message):  # the data does not exist: never read
+        crossbow.Trainer("resnet20", "/nonexistent/train_lmdb", epochs=3, **options)
