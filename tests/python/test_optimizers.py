@@ -289,3 +289,18 @@ def test_bad_optimiser_options_name_the_flag_before_any_data_is_read(options, me
     import crossbow
     with pytest.raises(ValueError, match=message):  # the data does not exist: never read
         crossbow.Trainer("resnet20", "/nonexistent/train_lmdb", epochs=3, **options)
+
+
+def test_trainer_options_reach_the_learner_spec():
+    import crossbow
+    images, labels = data(16)
+    solver = crossbow.Trainer("resnet20", (images, labels), epochs=1, optimizer="radam",
+                              betas=(0.95, 0.99), eps=1e-6, lookahead_k=6, lookahead_alpha=0.6,
+                              weight_decay=0.01).learner_spec()["solver"]
+    assert solver == {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01, "nesterov": False,
+                      "bias_decay": True, "type": "radam", "momentum_convention": "caffe2",
+                      "betas": [0.95, 0.99], "eps": 1e-6, "lookahead_k": 6,
+                      "lookahead_alpha": 0.6}
+    # left unset, the learner's defaults apply (SolverConfig)
+    assert "betas" not in crossbow.Trainer("resnet20", (images, labels), epochs=1,
+                                           optimizer="adamw").learner_spec()["solver"]
