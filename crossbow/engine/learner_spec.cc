@@ -46,6 +46,14 @@ LearnerSpec LearnerSpec::FromJson(const std::string& text) {
       CROSSBOW_ENFORCE_VALUE(std::count(types.begin(), types.end(), o.type) == 1,
                              "learner spec: unknown solver type '", o.type, "'; expected ",
                              JoinNames(types), DidYouMean(o.type, types));
+      const bool sgd = o.type == "sgd";
+      CROSSBOW_ENFORCE_VALUE(sgd || (!o.nesterov && o.momentum_convention == "caffe2"),
+                             "learner spec: nesterov and momentum_convention are options of "
+                             "solver type sgd, not ",
+                             o.type);
+      CROSSBOW_ENFORCE_VALUE(!sgd || (!s.contains("betas") && !s.contains("eps")),
+                             "learner spec: betas and eps are options of solver types adamw and "
+                             "radam, not sgd");
       CROSSBOW_ENFORCE_VALUE(
           o.momentum_convention == "caffe2" || o.momentum_convention == "pytorch",
           "learner spec: solver momentum_convention must be caffe2 or pytorch, got '",

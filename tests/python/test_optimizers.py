@@ -304,3 +304,15 @@ def test_trainer_options_reach_the_learner_spec():
     # left unset, the learner's defaults apply (SolverConfig)
     assert "betas" not in crossbow.Trainer("resnet20", (images, labels), epochs=1,
                                            optimizer="adamw").learner_spec()["solver"]
+
+
+@pytest.mark.parametrize("solver, message", [
+    (dict(optimizer="adamw", nesterov=True), "nesterov and momentum_convention are options of "
+                                             "solver type sgd, not adamw"),
+    (dict(eps=1e-6), "betas and eps are options of solver types adamw and radam, not sgd"),
+    (dict(optimizer="adam"), "unknown solver type 'adam'; expected sgd, adamw or radam; did you "
+                             "mean 'adamw'"),
+])
+def test_a_spec_with_another_optimisers_options_is_refused(solver, message):
+    with pytest.raises(ValueError, match=message):
+        _C.Learner(spec(0.1, **solver))
