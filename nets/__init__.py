@@ -12,7 +12,8 @@ from crossbow.names import did_you_mean
 
 NAMES = ("lenet", "resnet20", "resnet32", "resnet56", "resnet110", "vgg16", "resnet18",
          "resnet34", "resnet50", "resnet18d", "resnet50d")
-IMAGENET = ("resnet18", "resnet34", "resnet50", "resnet18d", "resnet50d")  # 1000 classes, any input_size; the others: 10
+# 1000 classes, any input_size (the -d variants: multiples of 32); the others: 10
+IMAGENET = ("resnet18", "resnet34", "resnet50", "resnet18d", "resnet50d")
 # Each net's input preset (crossbow.data.ImageDB, `--augment`): its data set's pipeline.
 PRESETS = dict({name: "cifar" for name in NAMES}, lenet="mnist",
                **{name: "imagenet" for name in IMAGENET})

@@ -312,8 +312,8 @@ void CheckOptimizerOptions(const json& j) {
   const bool pytorch = set("momentum_convention") && j["momentum_convention"] == "pytorch";
   for (const auto& [key, given] :
        {std::pair{"nesterov", nesterov}, std::pair{"momentum_convention", pytorch}}) {
-    CROSSBOW_ENFORCE_VALUE(sgd || !given, Flag(key), " is an option of optimizer (--optimizer) "
-                           "sgd, not ", optimizer);
+    CROSSBOW_ENFORCE_VALUE(sgd || !given, Flag(key),
+                           " is an option of optimizer (--optimizer) sgd, not ", optimizer);
   }
   CROSSBOW_ENFORCE_VALUE(!set("betas") || j["betas"].size() == 2, Flag("betas"),
                          " takes two values (beta1 beta2), got ", j["betas"].size());
