@@ -1,7 +1,8 @@
 """The model zoo: ``build("resnet32")`` returns a ready Model, ``builder(...)`` its net.
 
 Nets: LeNet (MNIST), the CIFAR ResNets of He et al. 2016 (20/32/56/110), VGG-16 with
-batch norm (CIFAR), and the ImageNet ResNet-18, ResNet-34 and ResNet-50 v1.5, which take
+batch norm (CIFAR), and the ImageNet ResNet-18, ResNet-34 and ResNet-50 v1.5 and the ResNet-D
+variants resnet18d and resnet50d (deep stem, average-pool shortcuts), which take
 ``input_size`` (224 by default). The ResNets take ``zero_init_residual`` (each residual branch
 ends in a batch norm of scale 0 at the start, as torchvision's argument of that name).
 """
@@ -10,8 +11,9 @@ from crossbow.model import Model
 from crossbow.names import did_you_mean
 
 NAMES = ("lenet", "resnet20", "resnet32", "resnet56", "resnet110", "vgg16", "resnet18",
-         "resnet34", "resnet50")
-IMAGENET = ("resnet18", "resnet34", "resnet50")  # 1000 classes, any input_size; the others: 10
+         "resnet34", "resnet50", "resnet18d", "resnet50d")
+# 1000 classes, any input_size (the -d variants: multiples of 32); the others: 10
+IMAGENET = ("resnet18", "resnet34", "resnet50", "resnet18d", "resnet50d")
 # Each net's input preset (crossbow.data.ImageDB, `--augment`): its data set's pipeline.
 PRESETS = dict({name: "cifar" for name in NAMES}, lenet="mnist",
                **{name: "imagenet" for name in IMAGENET})
@@ -40,7 +42,8 @@ def _builder(name, num_classes, input_size, zero_init_residual):
                          f"(--zero-init-residual) is for the ResNets")
     if name in IMAGENET:
         from crossbow.nets.imagenet_resnet import resnet
-        return resnet(int(name[len("resnet"):]), classes, input_size or 224, zero_init_residual)
+        depth, variant = name[len("resnet"):].rstrip("d"), "d" if name.endswith("d") else ""
+        return resnet(int(depth), classes, input_size or 224, zero_init_residual, variant)
     if name == "lenet":
         from crossbow.nets.lenet import lenet
         return lenet(classes)

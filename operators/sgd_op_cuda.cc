@@ -15,7 +15,8 @@ class MomentumSGDCudaOp final : public Operator<CUDAContext> {
       : Operator(def, ws, context),
         momentum_(def.Arg<float>("momentum", 0.9f)),
         weight_decay_(def.Arg<float>("weight_decay", 0.f)),
-        nesterov_(def.Arg<bool>("nesterov", false)) {}
+        nesterov_(def.Arg<bool>("nesterov", false)),
+        pytorch_(IsPyTorchConvention(def)) {}
 
   void Run() override {
     EnforceSGDInputs(
@@ -23,13 +24,13 @@ class MomentumSGDCudaOp final : public Operator<CUDAContext> {
         [&](int i) { return Input(i).dtype(); });
     cuda::LaunchMomentumSGD(Output(0)->mutable_data<float>(), Output(1)->mutable_data<float>(),
                             Input(1).data<float>(), Input(3).data<float>(), Input(0).numel(),
-                            momentum_, weight_decay_, nesterov_, context_->stream());
+                            momentum_, weight_decay_, nesterov_, pytorch_, context_->stream());
     cuda::CheckLaunch(def(), "the momentum SGD kernel");
   }
 
  private:
   const float momentum_, weight_decay_;
-  const bool nesterov_;
+  const bool nesterov_, pytorch_;
 };
 
 }  // namespace

@@ -197,8 +197,8 @@ void Engine::Impl::RestartFromAverage(Slot& slot, const Device& device) {
   for (size_t i = 0; i < layout_.params().size(); ++i) {
     const std::string& name = layout_.params()[i].name;
     CopyTensor(device.z[i], l.Blob(name), name);
-    Fill(l.Blob(name + "_momentum"), 0.f);
   }
+  l.ResetOptimizerState();
   for (size_t i = 0; i < layout_.state().size(); ++i) {
     CopyTensor(device.z_state[i], l.Blob(layout_.state()[i].name), layout_.state()[i].name);
   }

@@ -95,7 +95,7 @@ class Engine {
   // from any thread while the engine runs; never blocks.
   std::string DescribeWaits() const;
   // What one more learner costs: its planned activations (after its first step), what its
-  // context holds (GPU library workspaces) and its parameters, momentum and synchronisation
+  // context holds (GPU library workspaces) and its parameters, optimiser state and synchronisation
   // buffer. For the autotuner's memory limit.
   size_t LearnerMemoryBytes() const;
   // What all learners together may use, for the autotuner: the host's available memory on CPU
@@ -105,7 +105,8 @@ class Engine {
 
   // Everything a checkpoint holds: "z/<blob>", the synchroniser's central buffer
   // ("z_prev/<param>" or "z_velocity/<param>"), "learner<j>/<blob>",
-  // "learner<j>/<param>_momentum", plus batch-norm statistics. Restoring works with another
+  // "learner<j>/<optimiser state>" (<param>_momentum, ...: optimizer_ops.h), plus batch-norm
+  // statistics. Restoring works with another
   // learner count: missing learners start from z, extra ones are dropped.
   std::vector<std::pair<std::string, const Tensor*>> StateTensors();
   void RestoreState(const std::map<std::string, Tensor>& tensors, int64_t iteration);

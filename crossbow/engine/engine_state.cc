@@ -135,8 +135,8 @@ std::vector<double> Engine::Impl::DistancesToAverage() {
 
 size_t Engine::Impl::LearnerMemoryBytes() {
   Fence();
-  const size_t floats = 2 * layout_.param_floats() + layout_.total();
   Learner& learner = *devices_[0]->slots[0]->learner;
+  const size_t floats = layout_.param_floats() + learner.OptimizerStateFloats() + layout_.total();
   return learner.memory_stats().planned_bytes + learner.context()->HeldBytes() +
          floats * sizeof(float);
 }
@@ -171,10 +171,8 @@ std::vector<std::pair<std::string, const Tensor*>> Engine::Impl::StateTensors() 
     for (auto& slot : device->slots) {
       const std::string prefix = "learner" + std::to_string(slot->index) + "/";
       Learner& l = *slot->learner;
-      for (const auto& e : layout_.params()) {
-        out.emplace_back(prefix + e.name, l.Blob(e.name));
-        out.emplace_back(prefix + e.name + "_momentum", l.Blob(e.name + "_momentum"));
-      }
+      for (const auto& e : layout_.params()) out.emplace_back(prefix + e.name, l.Blob(e.name));
+      for (const auto& b : l.optimizer_state()) out.emplace_back(prefix + b.name, l.Blob(b.name));
       for (const auto& e : layout_.state()) out.emplace_back(prefix + e.name, l.Blob(e.name));
     }
   }
@@ -221,10 +219,8 @@ void Engine::Impl::RestoreState(const std::map<std::string, Tensor>& tensors, in
         restart.push_back(slot.get());
         continue;
       }
-      for (const auto& e : layout_.params()) {
-        copy(prefix + e.name, nullptr, l.Blob(e.name));
-        copy(prefix + e.name + "_momentum", nullptr, l.Blob(e.name + "_momentum"));
-      }
+      for (const auto& e : layout_.params()) copy(prefix + e.name, nullptr, l.Blob(e.name));
+      for (const auto& b : l.optimizer_state()) copy(prefix + b.name, nullptr, l.Blob(b.name));
       for (size_t i = 0; i < layout_.state().size(); ++i) {
         const auto& e = layout_.state()[i];
         copy(prefix + e.name, find("z/" + e.name), l.Blob(e.name));

@@ -11,13 +11,12 @@
 #include "crossbow/core/serialize.h"
 #include "crossbow/core/top_k.h"
 #include "crossbow/engine/flat_ops.h"
+#include "crossbow/engine/model_layout.h"
 
 namespace crossbow {
 namespace {
 
 constexpr const char* kLearningRate = "lr";
-
-std::string MomentumOf(const std::string& param) { return param + "_momentum"; }
 
 // The ops of `net` needed to produce `targets`, in order.
 NetDef Prune(const NetDef& net, std::set<std::string> targets) {
@@ -61,11 +60,8 @@ Learner::Learner(LearnerSpec spec)
   }
   Net(spec_.init_net, &root_, context_.get(), {}, /*plan_memory=*/false).Run();
   for (const auto& param : spec_.params) {
-    const Tensor* p = root_.GetTensor(param);
-    CROSSBOW_ENFORCE_VALUE(p->defined(), "parameter '", param, "' is not created by the init net");
-    Tensor zeros(p->shape(), DataType::kFloat32);
-    std::fill_n(zeros.mutable_data<float>(), zeros.numel(), 0.f);
-    CopyTensor(zeros, root_.CreateTensor(MomentumOf(param)));
+    CROSSBOW_ENFORCE_VALUE(root_.GetTensor(param)->defined(), "parameter '", param,
+                           "' is not created by the init net");
   }
   root_.CreateTensor(kLearningRate)->Resize({1});
   SetLearningRate(static_cast<float>(spec_.solver.lr));
@@ -84,15 +80,36 @@ Learner::Learner(LearnerSpec spec)
   train_def_.ops.insert(train_def_.ops.end(), backward.ops.begin(), backward.ops.end());
   update_begin_ = train_def_.ops.size();
   gradients_ = backward.gradients;
-  for (const auto& param : spec_.params) {
-    const bool decayed = spec_.solver.bias_decay || root_.GetTensor(param)->ndim() > 1;
-    train_def_.ops.push_back(MakeOperator(
-        "MomentumSGD", {param, backward.gradients.at(param), MomentumOf(param), kLearningRate},
-        {param, MomentumOf(param)},
-        {{"momentum", spec_.solver.momentum},
-         {"weight_decay", decayed ? spec_.solver.weight_decay : 0.0},
-         {"nesterov", int64_t{spec_.solver.nesterov}}}));
+  OptimizerOps update = MakeOptimizerOps(
+      spec_.solver, spec_.params, backward.gradients, kLearningRate, [&](const std::string& p) {
+        return spec_.solver.bias_decay || root_.GetTensor(p)->ndim() > 1;
+      });
+  train_def_.ops.insert(train_def_.ops.end(), update.ops.begin(), update.ops.end());
+  optimizer_state_ = std::move(update.state);
+  for (const auto& blob : optimizer_state_) {
+    const bool count = blob.start == OptimizerStateBlob::Start::kCount;
+    Tensor zeros(count ? Shape{1} : root_.GetTensor(blob.param)->shape(), DataType::kFloat32);
+    std::fill_n(zeros.mutable_data<float>(), zeros.numel(), 0.f);
+    CopyTensor(zeros, root_.CreateTensor(blob.name));
   }
+  ResetOptimizerState();
+}
+
+void Learner::ResetOptimizerState() {
+  context_->BindThread();
+  for (const auto& blob : optimizer_state_) {
+    if (blob.start == OptimizerStateBlob::Start::kParam) {
+      CopyTensor(*root_.GetTensor(blob.param), root_.GetTensor(blob.name));
+    } else {
+      Fill(root_.GetTensor(blob.name), 0.f);
+    }
+  }
+}
+
+int64_t Learner::OptimizerStateFloats() {
+  int64_t n = 0;
+  for (const auto& blob : optimizer_state_) n += root_.GetTensor(blob.name)->numel();
+  return n;
 }
 
 // Runs the schemas over the forward net for one example, so that unknown operators, wrong

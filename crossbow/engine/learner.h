@@ -9,6 +9,7 @@
 
 #include "crossbow/core/net.h"
 #include "crossbow/engine/learner_spec.h"
+#include "crossbow/engine/optimizer_ops.h"
 
 namespace crossbow {
 
@@ -16,8 +17,8 @@ struct EvalResult {
   double loss = 0, top1 = 0, top5 = 0;
 };
 
-// One model replica on one context: its own parameters, momentum and workspace, a training
-// plan (forward, autodiff backward, momentum-SGD update) and an inference plan, each
+// One model replica on one context: its own parameters, optimiser state and workspace, a
+// training plan (forward, autodiff backward, the optimiser's update) and an inference plan, each
 // compiled once per batch size. Everything runs on the calling thread, on the spec's device:
 // host batches are copied in on the learner's context (its stream on a GPU), and the values
 // returned to the host (loss, probabilities, evaluation) are copied back.
@@ -30,7 +31,7 @@ class Learner {
   float Step(const float* images, const Shape& shape, const int32_t* labels);
   // Step in two halves, so that an engine can act between them (take SMA's snapshot, average
   // gradients): ForwardBackward leaves every parameter's gradient in Gradient(param) and
-  // returns the loss, finite or not; Update applies the momentum-SGD step to those gradients.
+  // returns the loss, finite or not; Update applies the optimiser's step to those gradients.
   float ForwardBackward(const float* images, const Shape& shape, const int32_t* labels);
   void Update();
   // Valid between ForwardBackward and Update.
@@ -62,6 +63,12 @@ class Learner {
   ContextBase* context() { return context_.get(); }
   Device device() const { return spec_.device; }
   void SetLearningRate(float lr);
+  // The optimiser's state blobs (optimizer_ops.h), which checkpoints keep per learner.
+  const std::vector<OptimizerStateBlob>& optimizer_state() const { return optimizer_state_; }
+  int64_t OptimizerStateFloats();
+  // As a new optimiser on the current parameters: moments and step counts 0, slow weights = the
+  // parameters (a restart from z).
+  void ResetOptimizerState();
   int64_t iteration() const { return iteration_; }
   void Save(const std::string& path);
   void Load(const std::string& path);
@@ -88,6 +95,7 @@ class Learner {
   NetDef unfused_net_;  // the spec's forward net before fusion: Forward keeps any of its blobs
   size_t update_begin_ = 0;
   std::map<std::string, std::string> gradients_;  // param -> its gradient blob
+  std::vector<OptimizerStateBlob> optimizer_state_;
   std::map<int64_t, TrainPlan> train_plans_;
   std::map<std::pair<int64_t, bool>, std::unique_ptr<Net>> inference_plans_;
   std::map<std::tuple<int64_t, bool, std::set<std::string>>, std::unique_ptr<Net>> forward_plans_;

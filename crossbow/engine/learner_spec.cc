@@ -1,10 +1,15 @@
 #include "crossbow/engine/learner_spec.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
+#include "crossbow/core/names.h"
 #include "crossbow/core/precision.h"
 
 namespace crossbow {
+
+std::vector<std::string> SolverTypes() { return {"sgd", "adamw", "radam"}; }
 
 LearnerSpec LearnerSpec::FromJson(const std::string& text) {
   using nlohmann::json;
@@ -30,6 +35,30 @@ LearnerSpec LearnerSpec::FromJson(const std::string& text) {
       spec.solver.weight_decay = s.value("weight_decay", spec.solver.weight_decay);
       spec.solver.nesterov = s.value("nesterov", spec.solver.nesterov);
       spec.solver.bias_decay = s.value("bias_decay", spec.solver.bias_decay);
+      SolverConfig& o = spec.solver;
+      o.type = s.value("type", o.type);
+      o.momentum_convention = s.value("momentum_convention", o.momentum_convention);
+      if (s.contains("betas"))
+        std::tie(o.beta1, o.beta2) = s["betas"].get<std::pair<double, double>>();
+      o.eps = s.value("eps", o.eps);
+      o.lookahead_k = s.value("lookahead_k", o.lookahead_k);
+      o.lookahead_alpha = s.value("lookahead_alpha", o.lookahead_alpha);
+      const std::vector<std::string> types = SolverTypes();
+      CROSSBOW_ENFORCE_VALUE(std::count(types.begin(), types.end(), o.type) == 1,
+                             "learner spec: unknown solver type '", o.type, "'; expected ",
+                             JoinNames(types), DidYouMean(o.type, types));
+      const bool sgd = o.type == "sgd";
+      CROSSBOW_ENFORCE_VALUE(sgd || (!o.nesterov && o.momentum_convention == "caffe2"),
+                             "learner spec: nesterov and momentum_convention are options of "
+                             "solver type sgd, not ",
+                             o.type);
+      CROSSBOW_ENFORCE_VALUE(!sgd || (!s.contains("betas") && !s.contains("eps")),
+                             "learner spec: betas and eps are options of solver types adamw and "
+                             "radam, not sgd");
+      CROSSBOW_ENFORCE_VALUE(
+          o.momentum_convention == "caffe2" || o.momentum_convention == "pytorch",
+          "learner spec: solver momentum_convention must be caffe2 or pytorch, got '",
+          o.momentum_convention, "'");
     }
     spec.seed = j.value("seed", uint64_t{0});
     spec.threads = j.value("threads", 1);

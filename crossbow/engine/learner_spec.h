@@ -10,14 +10,25 @@
 
 namespace crossbow {
 
+// Each learner's optimiser (docs/design/engine.md, "Optimisers"): momentum SGD (MomentumSGD,
+// in the caffe2 or the pytorch convention), AdamW or RAdam (AdamW, decoupled weight decay), any
+// of them wrapped by Lookahead when lookahead_k > 0.
 struct SolverConfig {
+  std::string type = "sgd";  // sgd | adamw | radam
   double lr = 0.1;
-  double momentum = 0.9;
+  double momentum = 0.9;  // sgd
   double weight_decay = 0.0;
-  bool nesterov = false;
+  bool nesterov = false;                          // sgd
+  std::string momentum_convention = "caffe2";     // sgd: caffe2 | pytorch
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adamw, radam
+  int64_t lookahead_k = 0;                        // 0: no Lookahead
+  double lookahead_alpha = 0.5;
   // false: no weight decay on 1-D parameters (biases, batch-norm scales and shifts).
   bool bias_decay = true;
 };
+
+// The solver types, as --optimizer names them.
+std::vector<std::string> SolverTypes();
 
 // What the Python builder sends to make a learner (python/crossbow/builder.py writes it).
 struct LearnerSpec {

@@ -9,7 +9,11 @@
 
 namespace crossbow {
 std::vector<std::string> LrPolicyNames() {
-  return {"fixed", "step", "multistep", "exp", "inv", "poly"};
+  return {"fixed", "step", "multistep", "exp", "inv", "poly", "cosine", "flatcos"};
+}
+
+bool LrPolicyEnds(const std::string& policy) {
+  return policy == "poly" || policy == "cosine" || policy == "flatcos";
 }
 
 // The values of single options (base_lr, gamma, warmup ...) are the option table's to check
@@ -27,8 +31,18 @@ LrPolicy::LrPolicy(LrPolicyOptions options) : options_(std::move(options)) {
                          "lr policy 'multistep' needs at least one step (--steps)");
   CROSSBOW_ENFORCE_VALUE(std::is_sorted(o.steps.begin(), o.steps.end()),
                          "lr policy steps (--steps) must be ascending");
-  CROSSBOW_ENFORCE_VALUE(kind_ != Kind::kPoly || o.max > 0,
-                         "lr policy 'poly' needs max > 0 (the end of training), got ", o.max);
+  if (!LrPolicyEnds(o.policy)) return;
+  CROSSBOW_ENFORCE_VALUE(o.max > 0, "lr policy '", o.policy,
+                         "' needs max > 0 (the end of training), got ", o.max);
+  CROSSBOW_ENFORCE_VALUE(o.warmup < o.max, "lr policy '", o.policy, "' (--lr-policy) ends at ",
+                         o.max, " (--epochs), before its warm-up (--warmup ", o.warmup,
+                         ") is over");
+}
+
+// Where the cosine starts: after the warm-up, and for flatcos after its flat share.
+double LrPolicy::CosineStart() const {
+  const LrPolicyOptions& o = options_;
+  return kind_ == Kind::kFlatCos ? std::max(o.warmup, o.flat * o.max) : o.warmup;
 }
 
 double LrPolicy::Base(double t) const {
@@ -48,6 +62,13 @@ double LrPolicy::Base(double t) const {
       return o.base_lr * std::pow(1 + o.gamma * t, -o.power);
     case Kind::kPoly:
       return t >= o.max ? 0.0 : o.base_lr * std::pow(1 - t / o.max, o.power);
+    case Kind::kCosine:
+    case Kind::kFlatCos: {
+      const double start = CosineStart();
+      if (t >= o.max) return 0.0;
+      if (t <= start) return o.base_lr;
+      return o.base_lr * 0.5 * (1 + std::cos(M_PI * (t - start) / (o.max - start)));
+    }
   }
   return o.base_lr;
 }

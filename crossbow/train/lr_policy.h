@@ -14,8 +14,13 @@ namespace crossbow {
 //   exp        base_lr * gamma ^ t
 //   inv        base_lr * (1 + gamma * t) ^ -power
 //   poly       base_lr * (1 - t / max) ^ power, 0 from max on
+//   cosine     base_lr * (1 + cos(pi (t - c) / (max - c))) / 2 from c = warmup on, 0 from max
+//              on (SGDR without restarts, as timm's and transformers' cosine with warm-up)
+//   flatcos    the same from c = max(warmup, flat * max), base_lr before (fastai's
+//              fit_flat_cos, flat its pct_start)
 // A linear warm-up composes with any of them: for t < warmup the rate is scaled by a factor
-// that grows linearly from warmup_start to 1 (Goyal et al. 2017).
+// that grows linearly from warmup_start to 1 (Goyal et al. 2017). poly, cosine and flatcos end at
+// max, which must come after the warm-up.
 struct LrPolicyOptions {
   std::string policy = "fixed";
   double base_lr = 0.1;
@@ -23,13 +28,16 @@ struct LrPolicyOptions {
   double power = 1.0;
   double step_size = 0;       // step
   std::vector<double> steps;  // multistep, ascending
-  double max = 0;             // poly
+  double max = 0;             // poly, cosine, flatcos: the end (the trainer's epochs)
+  double flat = 0.75;         // flatcos: the share of [0, max] at base_lr
   double warmup = 0;          // 0: no warm-up
   double warmup_start = 0.1;  // warm-up's first factor
 };
 
 // The policies, as --lr-policy names them.
 std::vector<std::string> LrPolicyNames();
+// Whether the policy ends at max (poly, cosine, flatcos), which the trainer sets from epochs.
+bool LrPolicyEnds(const std::string& policy);
 
 class LrPolicy {
  public:
@@ -39,8 +47,10 @@ class LrPolicy {
   const LrPolicyOptions& options() const { return options_; }
 
  private:
-  enum class Kind { kFixed, kStep, kMultiStep, kExp, kInv, kPoly };  // as LrPolicyNames()
+  // As LrPolicyNames().
+  enum class Kind { kFixed, kStep, kMultiStep, kExp, kInv, kPoly, kCosine, kFlatCos };
   double Base(double t) const;
+  double CosineStart() const;
 
   LrPolicyOptions options_;
   Kind kind_;

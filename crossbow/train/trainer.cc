@@ -67,7 +67,7 @@ void Trainer::Start(const LearnerSpec& spec, EngineOptions engine_options) {
   CheckTrainerOptions(options_);
   CheckTrainerSources(options_, spec.input_shape, train_, test_);
   const TrainerOptions& o = options_;
-  if (options_.lr.policy == "poly" && options_.lr.max <= 0 && o.epochs > 0) {
+  if (LrPolicyEnds(options_.lr.policy) && options_.lr.max <= 0 && o.epochs > 0) {
     options_.lr.max = static_cast<double>(o.epochs);
   }
   LrPolicy check(options_.lr);  // a bad schedule fails here, before any work

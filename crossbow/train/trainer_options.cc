@@ -12,6 +12,7 @@
 
 #include "crossbow/core/names.h"
 #include "crossbow/core/precision.h"
+#include "crossbow/engine/learner_spec.h"
 #include "crossbow/engine/sync/sync_defaults.h"
 #include "crossbow/engine/sync/synchroniser.h"
 #include "crossbow/train/option_values.h"
@@ -146,6 +147,8 @@ void SetLearners(const json& v, TrainerConfig* c) {
   c->engine.learners_per_device = std::stoi(s);
 }
 
+std::vector<std::string> MomentumConventions() { return {"caffe2", "pytorch"}; }
+
 const std::vector<Entry>& TableEntries() {
   static const std::vector<Entry> entries = {
       CROSSBOW_DATA("batch_size", Type::kInt, "images", Above(0),
@@ -181,24 +184,53 @@ const std::vector<Entry>& TableEntries() {
                      "stop when the test top-1 accuracy reaches this"),
       CROSSBOW_TRAINER("lr", lr.base_lr, "", AtLeast(0), "base learning rate"),
       CROSSBOW_TRAINER("lr_policy", lr.policy, "", OneOf(LrPolicyNames),
-                       "fixed, step, multistep, exp, inv or poly (as Caffe)"),
+                       "fixed, step, multistep, exp, inv or poly (as Caffe), cosine (from the "
+                       "end of the warm-up to 0 at the last epoch) or flatcos (flat, then "
+                       "cosine: fastai's fit_flat_cos)"),
       CROSSBOW_TRAINER("gamma", lr.gamma, "", Above(0), "factor of step/multistep/exp/inv"),
       CROSSBOW_TRAINER("power", lr.power, "", Finite(), "exponent of inv/poly"),
       CROSSBOW_TRAINER("step_size", lr.step_size, "epochs", AtLeast(0),
                        "step: epochs between drops"),
       CROSSBOW_TRAINER("steps", lr.steps, "epochs", AtLeast(0),
                        "multistep: the epochs at which the rate drops (e.g. 80 120)"),
+      CROSSBOW_TRAINER("flat_fraction", lr.flat, "", Fraction(),
+                       "flatcos: share of training at the base rate before the cosine "
+                       "(fastai's pct_start)"),
       CROSSBOW_TRAINER("warmup", lr.warmup, "epochs", AtLeast(0),
                        "linear warm-up of the rate (composes with any policy)"),
       CROSSBOW_TRAINER("warmup_start", lr.warmup_start, "", Within(0, 1),
                        "warm-up's first factor of the rate"),
       CROSSBOW_NET("momentum", Type::kFloat, "", Fraction(), "learner momentum", 0.9),
       CROSSBOW_NET("nesterov", Type::kBool, "", Any(),
-                   "learners take Nesterov momentum steps in Caffe2's convention, v = m v - lr g, "
-                   "w += m v - lr g: PyTorch's SGD(nesterov=True) while the rate is constant, "
-                   "not across its changes (drops, warm-up, decay)",
+                   "learners take Nesterov momentum steps (in --momentum-convention's convention: "
+                   "caffe2's, the default, is PyTorch's SGD(nesterov=True) while the rate is "
+                   "constant, not across its changes: drops, warm-up, decay)",
                    false),
-      CROSSBOW_NET("weight_decay", Type::kFloat, "", AtLeast(0), "L2 weight decay", 1e-4),
+      CROSSBOW_NET("momentum_convention", Type::kString, "", OneOf(MomentumConventions),
+                   "sgd: caffe2 (v = m v - lr g; w += v) or pytorch (v = m v + g; w -= lr v, "
+                   "torch.optim.SGD): the same steps at a constant rate, not after a change",
+                   "caffe2"),
+      CROSSBOW_NET("weight_decay", Type::kFloat, "", AtLeast(0),
+                   "weight decay: L2 (added to the gradient) for sgd, decoupled (w *= 1 - lr wd) "
+                   "for adamw and radam",
+                   1e-4),
+      CROSSBOW_NET("optimizer", Type::kString, "", OneOf(SolverTypes),
+                   "each learner's optimiser: sgd (momentum SGD), adamw or radam (AdamW with "
+                   "RAdam's rectification)",
+                   "sgd"),
+      CROSSBOW_NET("betas", Type::kFloats, "", Fraction(),
+                   "adamw, radam: the decays of the two moments (default 0.9 0.999)",
+                   json::array()),
+      CROSSBOW_NET("eps", Type::kFloat, "", Above(0), "adamw, radam: epsilon (default 1e-8)",
+                   nullptr),
+      CROSSBOW_NET("lookahead_k", Type::kInt, "steps", Above(0),
+                   "wrap the optimiser in Lookahead: a slow step every this many steps "
+                   "(default: no Lookahead)",
+                   nullptr),
+      CROSSBOW_NET("lookahead_alpha", Type::kFloat, "", AboveAtMost(0, 1),
+                   "Lookahead: the slow step's share of the way to the fast weights (default "
+                   "0.5)",
+                   nullptr),
       CROSSBOW_NET("bias_decay", Type::kBool, "", Any(),
                    "weight decay on 1-D parameters too (biases, batch-norm scales and "
                    "shifts); --no-bias-decay exempts them (He et al. 2019, Bag of Tricks)",
@@ -355,6 +387,35 @@ std::vector<TrainerOption> TrainerOptionTable() {
   return out;
 }
 
+namespace {
+
+// An optimiser's option given to another optimiser is an error naming the flag, as is a
+// Lookahead option without Lookahead. Set options are those not null in `j`.
+void CheckOptimizerOptions(const json& j) {
+  auto set = [&](const char* key) {
+    return j.contains(key) && !j[key].is_null() && j[key] != json::array();
+  };
+  const std::string optimizer = set("optimizer") ? j["optimizer"].get<std::string>() : "sgd";
+  const bool sgd = optimizer == "sgd";
+  for (const char* key : {"betas", "eps"}) {
+    CROSSBOW_ENFORCE_VALUE(!sgd || !set(key), Flag(key),
+                           " is an option of optimizer (--optimizer) adamw and radam, not sgd");
+  }
+  const bool nesterov = set("nesterov") && j["nesterov"] == true;
+  const bool pytorch = set("momentum_convention") && j["momentum_convention"] == "pytorch";
+  for (const auto& [key, given] :
+       {std::pair{"nesterov", nesterov}, std::pair{"momentum_convention", pytorch}}) {
+    CROSSBOW_ENFORCE_VALUE(sgd || !given, Flag(key),
+                           " is an option of optimizer (--optimizer) sgd, not ", optimizer);
+  }
+  CROSSBOW_ENFORCE_VALUE(!set("betas") || j["betas"].size() == 2, Flag("betas"),
+                         " takes two values (beta1 beta2), got ", j["betas"].size());
+  CROSSBOW_ENFORCE_VALUE(!set("lookahead_alpha") || set("lookahead_k"), Flag("lookahead_alpha"),
+                         " needs lookahead_k (--lookahead-k): without it there is no Lookahead");
+}
+
+}  // namespace
+
 TrainerConfig ParseTrainerConfig(const std::string& text) {
   const json j = json::parse(text, nullptr, false);
   CROSSBOW_ENFORCE_VALUE(j.is_object(), "trainer options must be a JSON object");
@@ -371,6 +432,7 @@ TrainerConfig ParseTrainerConfig(const std::string& text) {
     CheckRule(it->name, it->type, it->rule, typed);
     if (it->set) it->set(typed, &c);
   }
+  CheckOptimizerOptions(j);
   return c;
 }
 
@@ -406,12 +468,17 @@ void CheckTrainerOptions(const TrainerOptions& o) {
                          "--time-limit): training would never stop");
   CROSSBOW_ENFORCE_VALUE(!o.resume || !o.checkpoint_dir.empty(),
                          "resume (--resume) needs a checkpoint_dir (--checkpoint-dir)");
-  // The trainer sets poly's end from epochs; iterations and a time limit fix no end in epochs
-  // (an iteration's images change with the learners the autotuner picks).
-  CROSSBOW_ENFORCE_VALUE(o.lr.policy != "poly" || o.lr.max > 0 || o.epochs > 0,
-                         "lr_policy poly (--lr-policy) decays the rate to 0 at the end of "
+  // The trainer sets the end of poly, cosine and flatcos from epochs; iterations and a time
+  // limit fix no end in epochs (an iteration's images change with the learners the autotuner
+  // picks).
+  const bool ends = LrPolicyEnds(o.lr.policy);
+  CROSSBOW_ENFORCE_VALUE(!ends || o.lr.max > 0 || o.epochs > 0, "lr_policy ", o.lr.policy,
+                         " (--lr-policy) decays the rate to 0 at the end of "
                          "training, which epochs (--epochs) sets: give --epochs (iterations and "
                          "time_limit stop a run without fixing that end)");
+  LrPolicyOptions lr = o.lr;
+  if (ends && lr.max <= 0) lr.max = static_cast<double>(o.epochs);
+  LrPolicy check(lr);  // what the policy needs of its options together
 }
 
 namespace {

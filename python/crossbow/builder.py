@@ -25,6 +25,11 @@ FLOAT_ARGS = {"epsilon", "momentum", "ratio", "value", "min", "max", "mean", "st
               "label_smoothing"}
 
 
+def _set(**values):
+    """The values that are not None."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
 def check_device(device):
     """Returns ``device`` if it names one device as C++'s ParseDevice reads it: "cpu", "cuda"
     (GPU 0) or "cuda:N"; raises ValueError otherwise."""
@@ -380,14 +385,19 @@ class ModelBuilder:
         return json.dumps(self.net_def())
 
     def to_spec(self, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=False, seed=0,
-                threads=1, device="cpu", precision="fp32", label_smoothing=0.0, bias_decay=True):
+                threads=1, device="cpu", precision="fp32", label_smoothing=0.0, bias_decay=True,
+                optimizer="sgd", momentum_convention="caffe2", betas=None, eps=None,
+                lookahead_k=None, lookahead_alpha=None):
         """The learner spec (a dict; ``json.dumps`` it for ``_C.Learner``); ``device`` is where
         the learner runs: "cpu", "cuda" or "cuda:N"; ``precision`` the arithmetic of its
         convolutions (fp32, bf16, tf32 or fp16: see the guide's performance notes);
         ``bias_decay=False`` exempts 1-D parameters (biases, batch-norm scales and shifts) from
         weight decay;
         ``label_smoothing`` the share of each target the loss spreads over the classes
-        (SoftmaxWithLoss's argument, which checks it)."""
+        (SoftmaxWithLoss's argument, which checks it); ``optimizer`` sgd (momentum SGD in the
+        caffe2 or pytorch ``momentum_convention``), adamw or radam (``betas``, ``eps``), with
+        Lookahead where ``lookahead_k`` is set (docs/design/engine.md, "Optimisers"); None
+        leaves the learner's default."""
         if self.input_name is None:
             raise ValueError(f"model '{self.name}' has no input: call m.input(name, shape=...)")
         if self.loss is None:
@@ -408,7 +418,11 @@ class ModelBuilder:
             "state": list(self.state),
             "solver": {"lr": float(lr), "momentum": float(momentum),
                        "weight_decay": float(weight_decay), "nesterov": bool(nesterov),
-                       "bias_decay": bool(bias_decay)},
+                       "bias_decay": bool(bias_decay), "type": str(optimizer),
+                       "momentum_convention": str(momentum_convention),
+                       **_set(betas=[float(b) for b in betas] if betas else None,
+                              eps=eps, lookahead_k=lookahead_k,
+                              lookahead_alpha=lookahead_alpha)},
             "seed": int(seed), "threads": int(threads), "device": check_device(device),
             "precision": str(precision),
         }

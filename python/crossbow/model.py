@@ -54,12 +54,14 @@ class Model:
 
     def __init__(self, builder, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=False,
                  seed=0, threads=1, device="cpu", precision="fp32", label_smoothing=0.0,
-                 bias_decay=True):
+                 bias_decay=True, **optimizer):
+        """``optimizer``: to_spec's optimiser keywords (optimizer, momentum_convention, betas,
+        eps, lookahead_k, lookahead_alpha)."""
         self.builder = builder
         self.spec = builder.to_spec(lr=lr, momentum=momentum, weight_decay=weight_decay,
                                     nesterov=nesterov, seed=seed, threads=threads, device=device,
                                     precision=precision, label_smoothing=label_smoothing,
-                                    bias_decay=bias_decay)
+                                    bias_decay=bias_decay, **optimizer)
         self.input_shape = tuple(builder.input_shape)
         self.num_classes = builder.num_classes
         self._learner = None

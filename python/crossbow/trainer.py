@@ -19,6 +19,9 @@ from crossbow.names import did_you_mean
 from crossbow.net_source import builder as net_builder, checkpoint_builder
 
 _OPTIONS = None
+# The optimiser's options, passed to the spec as they are (None: the learner's default).
+_SOLVER_OPTIONS = ("optimizer", "momentum_convention", "betas", "eps", "lookahead_k",
+                   "lookahead_alpha")
 
 
 class Option(typing.NamedTuple):
@@ -110,7 +113,8 @@ class Trainer:
                                     weight_decay=o["weight_decay"], bias_decay=o["bias_decay"],
                                     seed=o["seed"], threads=o["threads_per_learner"],
                                     device=spec_device(o["devices"]),
-                                    label_smoothing=o["label_smoothing"])
+                                    label_smoothing=o["label_smoothing"],
+                                    **{k: o[k] for k in _SOLVER_OPTIONS})
 
     def export(self, folder, train_db=None, test_db=None):
         """Writes what the C++ tool crossbow_train needs to run this training without Python

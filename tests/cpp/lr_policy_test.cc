@@ -58,13 +58,48 @@ TEST(LrPolicy, BadOptionsNameTheProblem) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(message("cosine", {}).find("unknown lr policy 'cosine'"), std::string::npos);
+  EXPECT_NE(message("cosin", {}).find("unknown lr policy 'cosin'; expected"), std::string::npos);
   EXPECT_NE(message("step", {}).find("step_size"), std::string::npos);
   EXPECT_NE(message("multistep", {}).find("at least one step"), std::string::npos);
   LrPolicyOptions unsorted;
   unsorted.steps = {5, 2};
   EXPECT_NE(message("multistep", unsorted).find("ascending"), std::string::npos);
   EXPECT_NE(message("poly", {}).find("max"), std::string::npos);
+  LrPolicyOptions short_run;
+  short_run.max = 2;
+  short_run.warmup = 2;
+  for (const char* name : {"cosine", "flatcos", "poly"}) {
+    EXPECT_NE(message(name, short_run).find("(--epochs), before its warm-up (--warmup 2)"),
+              std::string::npos)
+        << message(name, short_run);
+  }
+}
+
+// Cosine anneals from the end of the warm-up to 0 at max; flatcos holds the base rate for its
+// flat share of [0, max] first (fastai's fit_flat_cos), then anneals over the rest.
+TEST(LrPolicy, CosineAndFlatCosAfterTheWarmUp) {
+  LrPolicyOptions o;
+  o.base_lr = 0.8;
+  o.max = 12;
+  o.warmup = 2;
+  o.warmup_start = 0.25;
+  const LrPolicy cosine = Make("cosine", o);
+  EXPECT_DOUBLE_EQ(cosine.At(0), 0.2);
+  EXPECT_DOUBLE_EQ(cosine.At(1), 0.8 * 0.625);  // warm-up factor halfway, on the base rate
+  EXPECT_DOUBLE_EQ(cosine.At(2), 0.8);
+  EXPECT_DOUBLE_EQ(cosine.At(7), 0.4);  // half way through the cosine
+  EXPECT_NEAR(cosine.At(4.5), 0.8 * 0.5 * (1 + std::cos(M_PI * 0.25)), 1e-15);
+  EXPECT_DOUBLE_EQ(cosine.At(12), 0.0);
+  EXPECT_DOUBLE_EQ(cosine.At(13), 0.0);
+  o.flat = 0.5;
+  const LrPolicy flatcos = Make("flatcos", o);
+  EXPECT_DOUBLE_EQ(flatcos.At(0), 0.2);
+  EXPECT_DOUBLE_EQ(flatcos.At(5.9), 0.8);
+  EXPECT_DOUBLE_EQ(flatcos.At(9), 0.4);  // half way from 6 to 12
+  EXPECT_NEAR(flatcos.At(10.5), 0.8 * 0.5 * (1 + std::cos(M_PI * 0.75)), 1e-15);
+  EXPECT_DOUBLE_EQ(flatcos.At(12), 0.0);
+  o.flat = 0.1;  // a flat share inside the warm-up: the cosine starts when the warm-up ends
+  EXPECT_DOUBLE_EQ(Make("flatcos", o).At(7), 0.4);
 }
 
 }  // namespace

@@ -158,6 +158,23 @@ std::vector<ParityCase> MakeCases() {
       Case("MomentumSGD_nesterov", "MomentumSGD", {"p", "g", "v", "lr"}, {"p", "v"},
            {{"momentum", 0.8}, {"weight_decay", 5e-4}, {"nesterov", int64_t{1}}},
            {In({3, 50}), In({3, 50}), In({3, 50}), In({}, 0.05f, 0.1f)}),
+      Case("MomentumSGD_pytorch_nesterov", "MomentumSGD", {"p", "g", "v", "lr"}, {"p", "v"},
+           {{"momentum", 0.9},
+            {"weight_decay", 5e-4},
+            {"nesterov", int64_t{1}},
+            {"convention", std::string("pytorch")}},
+           {In({3, 50}), In({3, 50}), In({3, 50}), In({}, 0.05f, 0.1f)}),
+      // adam, lookahead (in place; step counts of 0 to 7, where RAdam's rectification starts)
+      Case("AdamW", "AdamW", {"p", "g", "m", "v", "t", "lr"}, {"p", "m", "v", "t"},
+           {{"weight_decay", 1e-2}},
+           {In({1000}), In({1000}), In({1000}), In({1000}, 0.f, 1.f), In({1}, 0.f, 8.f),
+            In({}, 1e-3f, 1e-2f)}),
+      Case("AdamW_radam", "AdamW", {"p", "g", "m", "v", "t", "lr"}, {"p", "m", "v", "t"},
+           {{"weight_decay", 1e-2}, {"rectify", int64_t{1}}},
+           {In({3, 50}), In({3, 50}), In({3, 50}), In({3, 50}, 0.f, 1.f), In({1}, 5.f, 8.f),
+            In({}, 1e-3f, 1e-2f)}),
+      Case("Lookahead", "Lookahead", {"p", "s", "t"}, {"p", "s", "t"},
+           {{"k", int64_t{1}}, {"alpha", 0.5}}, {In({1000}), In({1000}), In({1}, 0.f, 4.f)}),
   };
   // MaxPool's workspace says which input won a window, SpatialBNRelu's mask where Y > 0, each
   // in the device's own encoding.

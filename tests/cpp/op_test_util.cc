@@ -77,6 +77,12 @@ float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   return worst;
 }
 
+double RelativeDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  float scale = 0.f;
+  for (float x : b) scale = std::max(scale, std::fabs(x));
+  return MaxAbsDiff(a, b) / std::max(scale, 1e-30f);
+}
+
 dnnl::memory::desc BlockedDesc(const Shape& shape, dnnl::memory::format_tag tag) {
   return dnnl::memory::desc(dnnl_utils::Dims(shape), dnnl::memory::data_type::f32, tag);
 }

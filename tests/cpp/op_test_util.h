@@ -54,6 +54,8 @@ void CheckGradient(OpHarness& harness, const OperatorDef& op, const std::vector<
 
 // Max |a - b| over two vectors of equal size.
 float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b);
+// Max |a - b| / max |b|: the error relative to the reference b's scale.
+double RelativeDiff(const std::vector<float>& a, const std::vector<float>& b);
 
 // x rounded to the nearest bfloat16 (ties to even), as oneDNN's reorder to bf16 rounds.
 float RoundToBf16(float x);

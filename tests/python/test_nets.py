@@ -14,6 +14,10 @@ PARAMS = {  # 10 classes (ImageNet ResNets: 1000), BN scale+bias counted, runnin
     "resnet18": 11_689_512,  # torchvision resnet18
     "resnet34": 21_797_672,  # torchvision resnet34
     "resnet50": 25_557_032,  # torchvision resnet50
+    # timm's, and torchvision's plus the deep stem's 19,232 (3*32*9 + 32*32*9 + 32*64*9 convs,
+    # 2*(32+32+64) BN, less the 7x7 stem's 3*64*49 + 2*64)
+    "resnet18d": 11_708_744,
+    "resnet50d": 25_576_264,
 }
 
 
@@ -126,6 +130,34 @@ def test_resnet50_structure():
     assert m.accuracy_blobs == ["top1", "top5"]
 
 
+@pytest.mark.parametrize("name", ["resnet18d", "resnet50d"])
+def test_resnet_d_has_a_deep_stem_and_average_pool_shortcuts(name):
+    m = nets.builder(name, input_size=128)
+    conv = {op["name"]: op["args"] for op in m.ops if op["type"] == "Conv"}
+    stem = [(conv[f"conv1{c}_conv"]["kernel"], conv[f"conv1{c}_conv"]["stride"],
+             m.shape(f"conv1{c}_conv")[1]) for c in "abc"]
+    assert stem == [(3, 2, 32), (3, 1, 32), (3, 1, 64)]
+    assert "conv1_conv" not in conv and m.shape("pool1") == (None, 64, 32, 32)
+    # every stride-2 shortcut pools 2x2 and then projects with stride 1
+    pools = [op for op in m.ops if op["type"] == "AveragePool"]
+    assert [op["name"] for op in pools] == ["res3_1_down", "res4_1_down", "res5_1_down"]
+    assert all(op["args"]["kernel"] == 2 and op["args"]["stride"] == 2 for op in pools)
+    for stage in (3, 4, 5):
+        assert conv[f"res{stage}_1_proj_conv"]["stride"] == 1
+        assert next(op for op in m.ops if op["name"] == f"res{stage}_1_proj_conv")["inputs"][0] \
+            == f"res{stage}_1_down"
+    if name == "resnet50d":  # the stride on the bottleneck's 3x3, as in v1.5
+        assert conv["res3_1b_conv"]["stride"] == 2 and conv["res3_1a_conv"]["stride"] == 1
+        assert "res2_1_proj_conv" in conv and "res2_1_down" not in m.shapes
+    assert m.shape("res5_1_relu")[2:] == (4, 4)
+
+
+def test_resnet_d_needs_an_input_size_of_a_multiple_of_32():
+    with pytest.raises(ValueError, match=r"input_size \(--input-size\) of resnet50d must be a "
+                                         r"multiple of 32, .*got 100"):
+        nets.builder("resnet50d", input_size=100)
+
+
 def _bn_scale_inits(m):
     return {op["outputs"][0][:-len("_bn_s")]: op["args"]["value"]
             for op in m.to_spec()["init_net"]["ops"] if op["outputs"][0].endswith("_bn_s")}
@@ -155,7 +187,8 @@ def test_build_returns_a_model_without_touching_cpp(no_C):
     model = nets.build("resnet20", lr=0.05, weight_decay=1e-4, threads=2)
     assert isinstance(model, crossbow.Model)
     assert model.spec["solver"] == {"lr": 0.05, "momentum": 0.9, "weight_decay": 1e-4,
-                                    "nesterov": False, "bias_decay": True}
+                                    "nesterov": False, "bias_decay": True,
+                                    "type": "sgd", "momentum_convention": "caffe2"}
     assert model.spec["threads"] == 2 and model.num_params() == 269_722
     with pytest.raises(ImportError, match="scripts/setup.sh"):
         model.learner
