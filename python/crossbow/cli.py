@@ -162,6 +162,7 @@ def parser():
     _add_spec(sub, NAMES)
     from crossbow import convert
     convert.add_parser(sub)
+    convert.add_db_parser(sub)
     _add_training(sub, NAMES)
     from crossbow import export_command
     export_command.add_parser(sub, NAMES)
