@@ -206,3 +206,22 @@ def test_a_dead_or_hung_rank_ends_the_job_with_a_message(tmp_path, how):
     else:
         assert re.search(r"on rank 0 of 2 timed out after (19\d\d|2000) ms: another rank died, "
                          r"hangs or stopped training", output), output
+
+
+def test_ranks_compare_their_data_by_its_metadata(tmp_path):
+    """Each rank reads its DB's metadata, not its records, and the ranks compare it: DBs of one
+    size whose labels differ are refused before training."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_data import datum, write_db
+    from crossbow import convert
+    rng = np.random.default_rng(1)
+    dbs = []
+    for name, classes in (("a", 10), ("b", 9)):
+        dbs.append(write_db(tmp_path / name, [datum(rng.integers(0, 255, (1, 28, 28)),
+                                                    i % classes) for i in range(80)]))
+        convert.check(dbs[-1], write_metadata=True, progress=False)
+    ckpt = str(tmp_path / "c")
+    p = _run(_mpmd(_train(dbs[0], ckpt), _train(dbs[1], ckpt)))
+    assert p.returncode != 0, p.stdout + p.stderr
+    assert "rank 1 differs from rank 0 in training data: 80 records, labels 0..8" in p.stderr, \
+        p.stderr
