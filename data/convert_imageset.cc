@@ -136,10 +136,9 @@ void CheckOptions(const ImagesetOptions& options) {
   CROSSBOW_ENFORCE_VALUE(options.resize_shorter >= 0 && options.max_side >= 0,
                          "resize_shorter and max_side must not be negative, got ",
                          options.resize_shorter, " and ", options.max_side);
-  CROSSBOW_ENFORCE_VALUE((options.resize_width > 0) + (options.resize_shorter > 0) +
-                                 (options.max_side > 0) <=
-                             1,
-                         "give one of resize_width/resize_height, resize_shorter and max_side");
+  CROSSBOW_ENFORCE_VALUE(
+      (options.resize_width > 0) + (options.resize_shorter > 0) + (options.max_side > 0) <= 1,
+      "give one of resize_width/resize_height, resize_shorter and max_side");
   CROSSBOW_ENFORCE_VALUE(
       options.encode_type.empty() || (LoaderReads(Lower(options.encode_type)) &&
                                       codecs.can_write("." + Lower(options.encode_type))),

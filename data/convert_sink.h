@@ -14,8 +14,8 @@
 
 namespace crossbow::data {
 
-// "<label> done/total (pct%) rate records/s, ETA 1m05s" as the console's status line, redrawn at most 4
-// times a second; where stderr is not a terminal, only the last one, as a line.
+// "<label> done/total (pct%) rate records/s, ETA 1m05s" as the console's status line, redrawn at
+// most 4 times a second; where stderr is not a terminal, only the last one, as a line.
 class Progress {
  public:
   Progress(std::string label, int64_t total, bool enabled);

@@ -52,8 +52,8 @@ void SizeStats::Add(int64_t value) {
 }
 
 RecordFacts FactsOf(const Datum& datum, int64_t value_bytes) {
-  RecordFacts facts{datum.label, datum.height, datum.width, datum.channels, datum.encoded,
-                    value_bytes};
+  RecordFacts facts{datum.label,    datum.height,  datum.width,
+                    datum.channels, datum.encoded, value_bytes};
   if (datum.encoded && facts.height <= 0 && JpegSize(datum.data, &facts.height, &facts.width)) {
     facts.channels = 0;
   }
@@ -93,8 +93,8 @@ std::string MetaPath(const std::string& db) {
 std::string MetaToJson(const DbMeta& m) {
   json j = {{"format", kFormat},
             {"records", m.records},
-            {"labels", m.max_label >= m.min_label ? json::array({m.min_label, m.max_label})
-                                                  : json(nullptr)},
+            {"labels",
+             m.max_label >= m.min_label ? json::array({m.min_label, m.max_label}) : json(nullptr)},
             {"label_keys", json::array({m.min_key, m.max_key})},
             {"key_format", m.key_format},
             {"classes", m.classes},
@@ -146,8 +146,7 @@ std::optional<DbMeta> ReadMeta(const std::string& db) {
     return m;
   } catch (const std::exception& e) {
     CROSSBOW_FAIL(path, " is not the metadata crossbow convert writes (", e.what(),
-                  "): remove it, or rewrite it with crossbow db check ", db,
-                  " --write-metadata");
+                  "): remove it, or rewrite it with crossbow db check ", db, " --write-metadata");
   }
 }
 

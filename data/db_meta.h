@@ -28,8 +28,8 @@ struct DbMeta {
   // "counter": record i's key is "%08d" % i, alone or followed by "_..." (what the converters
   // write), so a record is found by its position without a list of keys; "any" otherwise.
   std::string key_format = "counter";
-  int64_t encoded = 0;  // records holding JPEG/PNG/... bytes
-  int64_t bytes = 0;    // of the records' values
+  int64_t encoded = 0;                // records holding JPEG/PNG/... bytes
+  int64_t bytes = 0;                  // of the records' values
   SizeStats height, width, channels;  // of the records whose size is known
   int64_t classes = 0;                // lines of labels.txt; 0 when there is none
 };

@@ -65,16 +65,14 @@ void CheckFileSize(const SharedDb& db) {
   std::error_code ec;
   const uint64_t size = fs::file_size(db.data_file, ec);
   CROSSBOW_ENFORCE(!ec, "cannot read the size of ", db.data_file, ": ", ec.message());
-  CROSSBOW_ENFORCE(size >= needed, "LMDB ", db.path, " is truncated: ", db.data_file, " has ",
-                   size, " bytes, its pages need ", needed,
-                   " (a copy cut short or a full disk?)");
+  CROSSBOW_ENFORCE(size >= needed, "LMDB ", db.path, " is truncated: ", db.data_file, " has ", size,
+                   " bytes, its pages need ", needed, " (a copy cut short or a full disk?)");
 }
 
 [[noreturn]] void FailTruncated(const SharedDb& db, const std::string& during) {
   std::error_code ec;
   const auto size = fs::file_size(db.data_file, ec);
-  CROSSBOW_FAIL("LMDB ", db.path, ": ", db.data_file, " was truncated while ", during,
-                " (it has ",
+  CROSSBOW_FAIL("LMDB ", db.path, ": ", db.data_file, " was truncated while ", during, " (it has ",
                 ec ? std::string("no readable size") : std::to_string(size) + " bytes now)",
                 "; was it overwritten or cut short by another process?");
 }

@@ -137,9 +137,9 @@ void ImageLoader::Fill(int64_t global, const std::vector<int64_t>& order,
   for (int64_t position = begin; position < end; ++position) {
     const int64_t record = order[position];
     const std::string_view bytes = transaction->Get(record);
-    const std::string why = Decode(bytes, MixSeed(options_.seed, epoch, record),
-                                   transaction->last_key(), slot->images + size * example,
-                                   slot->labels + size);
+    const std::string why =
+        Decode(bytes, MixSeed(options_.seed, epoch, record), transaction->last_key(),
+               slot->images + size * example, slot->labels + size);
     if (why.empty()) {
       ++size;
       continue;

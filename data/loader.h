@@ -90,7 +90,7 @@ class ImageLoader : public BatchSource {
   std::unique_ptr<BatchRing> ring_;
   int64_t batches_per_epoch_ = 0;
   int64_t block_ = 0;  // records per block of a block order; 0: uniformly random
-  BatchShard shard_;  // changed only while the workers are stopped
+  BatchShard shard_;   // changed only while the workers are stopped
   std::vector<std::thread> workers_;
   mutable std::mutex stats_mutex_;
   std::map<int64_t, int64_t> corrupt_;  // epoch -> records skipped

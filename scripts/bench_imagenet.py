@@ -54,16 +54,16 @@ print(json.dumps({"seconds": time.perf_counter() - start,
 """
 
 
-def prepare(scratch, train, workers):
+def prepare(scratch, train, scale, workers):
     """The JPEG folders and the two DBs (original JPEGs; raw at shorter side 160)."""
-    root = os.path.join(scratch, f"imagenet_like_{train}")
+    root = os.path.join(scratch, f"imagenet_like_{train}_{scale}")
     if not os.path.exists(os.path.join(root, "val.txt")):
-        make_imagenet_like.main([root, "--train", str(train), "--val", "0",
+        make_imagenet_like.main([root, "--train", str(train), "--val", "0", "--scale", str(scale),
                                  "--classes", str(min(1000, train)), "--workers", str(workers)])
     dbs = {"jpeg": dict(encoded=True), "raw160": dict(resize_shorter=160)}
     out = {}
     for name, flags in dbs.items():
-        db = os.path.join(scratch, f"{name}_{train}")
+        db = os.path.join(scratch, f"{name}_{train}_{scale}")
         if not os.path.exists(os.path.join(db, "data.mdb")):
             started = time.perf_counter()
             convert.image_folders(os.path.join(root, "train"), db, shuffle=True, **flags)
@@ -118,6 +118,8 @@ def main(argv):
     parser = argparse.ArgumentParser(prog="bench_data.py imagenet",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--train", type=int, default=20_000, help="images in the data set")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="image sides times this (small images: many records fast)")
     parser.add_argument("--images", type=int, default=1024, help="timed images per run")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch", type=int, default=64)
@@ -133,7 +135,7 @@ def main(argv):
     except RuntimeError as e:
         info = None
         print(f"peer skipped: {e}", flush=True)
-    folder, dbs = prepare(args.scratch, args.train, os.cpu_count())
+    folder, dbs = prepare(args.scratch, args.train, args.scale, os.cpu_count())
     runs = {"jpeg-full": (dbs["jpeg"], 224, dict(reduced_decode=False)),
             "jpeg-reduced": (dbs["jpeg"], 224, {})}
     runs.update({f"raw160-{s}": (dbs["raw160"], s, {}) for s in (128, 160, 192)})

@@ -263,8 +263,8 @@ TEST_F(ConvertTest, ImagesetResizeKeepingTheAspectRatio) {
     int shorter, max_side;
     std::vector<std::pair<int, int>> expected;  // w x h
   };
-  for (const Case& c : {Case{10, 0, {{20, 10}, {10, 30}, {10, 10}}},
-                        Case{0, 24, {{24, 12}, {8, 24}, {12, 12}}}}) {
+  for (const Case& c :
+       {Case{10, 0, {{20, 10}, {10, 30}, {10, 10}}}, Case{0, 24, {{24, 12}, {8, 24}, {12, 12}}}}) {
     for (bool encoded : {false, true}) {
       ImagesetOptions options = imageset_;
       options.resize_shorter = c.shorter;

@@ -24,8 +24,8 @@ using testing::TempDir;
 using testing::WriteDb;
 
 Datum Record(int i, int label) {
-  return RawDatum(3, 8 + i % 3, 8, [i](int c, int y, int x) { return (i + c + y + x) % 7; },
-                  label);
+  return RawDatum(
+      3, 8 + i % 3, 8, [i](int c, int y, int x) { return (i + c + y + x) % 7; }, label);
 }
 
 // n records written as a converter writes them (keys "%08d_name", metadata beside the DB).
@@ -33,7 +33,8 @@ void Convert(const std::string& db, int n, const std::function<int(int)>& label)
   WriteOptions quiet;
   quiet.progress = false;
   ConvertSink sink(db, n, quiet);
-  for (int i = 0; i < n; ++i) sink.Write(IndexKey(i, "img" + std::to_string(i)), Record(i, label(i)));
+  for (int i = 0; i < n; ++i)
+    sink.Write(IndexKey(i, "img" + std::to_string(i)), Record(i, label(i)));
   sink.Finish();
 }
 

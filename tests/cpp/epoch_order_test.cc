@@ -27,8 +27,8 @@ TEST(EpochOrder, BlockOrderVisitsEveryRecordOnceWithinWindowsOfWholeBlocks) {
       // A window: the records of `window` blocks (fewer at the end), each block whole.
       std::set<int64_t> blocks;
       size_t end = at, size = 0;
-      while (end < order.size() && (blocks.size() < static_cast<size_t>(window) ||
-                                    blocks.count(order[end] / block))) {
+      while (end < order.size() &&
+             (blocks.size() < static_cast<size_t>(window) || blocks.count(order[end] / block))) {
         blocks.insert(order[end] / block);
         ++end;
       }

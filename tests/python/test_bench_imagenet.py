@@ -46,6 +46,6 @@ def test_bench_data_imagenet_runs_and_says_why_it_skips_the_peer(tmp_path):
                                                    "raw160-160", "raw160-192"}
     assert all(rate > 0 for rate in result["images_per_s_per_core"].values())
     assert result["first_batch"]["seconds"] > 0 and result["records"] == 24
-    meta = json.loads((tmp_path / "raw160_24" / "crossbow_meta.json").read_text())
+    meta = json.loads((tmp_path / "raw160_24_1.0" / "crossbow_meta.json").read_text())
     assert meta["records"] == 24
     assert min(meta["height"]["min"], meta["width"]["min"]) == 160, "shorter sides at 160"
