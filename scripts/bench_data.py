@@ -110,8 +110,12 @@ def crossbow_run(kind, db, images, batch, workers):
         options.update(crop=128, random_resized_crop=True)
     else:
         options.update(crop=32, pad=4)
-    source = ImageDB(db, **options).source
-    source.next_batch()  # thread start-up and the first batch are not timed
+    return timed_rate(ImageDB(db, **options).source, images)
+
+
+def timed_rate(source, images):
+    """Images/s of a loader over `images` images after its first batch (thread start-up)."""
+    source.next_batch()
     start, seen = time.perf_counter(), 0
     while seen < images:
         seen += len(source.next_batch()[1])

@@ -73,13 +73,8 @@ def prepare(scratch, train, scale, workers):
 
 
 def crossbow_rate(db, crop, images, batch, workers, **options):
-    source = ImageDB(db, batch, preset="imagenet", input_size=crop, workers=workers,
-                     **options).source
-    source.next_batch()
-    start, seen = time.perf_counter(), 0
-    while seen < images:
-        seen += len(source.next_batch()[1])
-    return seen / (time.perf_counter() - start)
+    source = ImageDB(db, batch, preset="imagenet", input_size=crop, workers=workers, **options)
+    return bench_data.timed_rate(source.source, images)
 
 
 def peer_rate(python, folder, crop, images, batch, workers):

@@ -45,12 +45,8 @@ std::vector<std::string> Serialised(int n, const std::function<int(int)>& label)
 }
 
 LoaderOptions Options(const std::string& path, int num_classes) {
-  LoaderOptions options;
-  options.path = path;
-  options.batch_size = 4;
-  options.workers = 1;
+  LoaderOptions options = testing::SmallBatches(path, num_classes, 1);
   options.slots = 4;
-  options.num_classes = num_classes;
   return options;
 }
 

@@ -31,12 +31,7 @@ std::vector<std::string> Records(int n, const std::function<int(int)>& label) {
 }
 
 LoaderOptions Options(const std::string& path, int num_classes = 0) {
-  LoaderOptions options;
-  options.path = path;
-  options.batch_size = 4;
-  options.workers = 2;
-  options.num_classes = num_classes;
-  return options;
+  return testing::SmallBatches(path, num_classes, 2);
 }
 
 void ExpectContains(const std::string& text, const std::vector<std::string>& words) {
