@@ -37,7 +37,7 @@ def test_resize_flags_keep_the_aspect_ratio_and_db_check_agrees(tmp_path, capsys
     assert sizes == [(18, 45), (40, 40), (45, 23), (45, 23)]  # 22.5 rounds up
 
 
-def test_db_check_finds_a_caffe_db_without_metadata_and_writes_it(tmp_path, capsys):
+def test_db_check_finds_a_caffe_db_without_metadata_and_writes_it(tmp_path, capfd):
     from crossbow import _native
     C = _native.load()
     env = lmdb.open(str(tmp_path / "caffe"), map_size=1 << 24)
@@ -45,8 +45,12 @@ def test_db_check_finds_a_caffe_db_without_metadata_and_writes_it(tmp_path, caps
         for i in range(30):
             txn.put(b"%08d" % i, C.serialize_datum(1, 2, 2, b"abcd", i % 3))
     env.close()
+    assert len(list(ImageDB(str(tmp_path / "caffe"), 8, num_classes=3))) == 4
+    said = capfd.readouterr().err
+    assert "has no metadata" in said and "labels are checked as records are read" in said
+    assert f"crossbow db check {tmp_path / 'caffe'} --write-metadata" in said
     assert cli.main(["db", "check", "--noprogress", str(tmp_path / "caffe")]) == 1
-    assert "no metadata" in capsys.readouterr().out
+    assert "no metadata" in capfd.readouterr().out
     assert cli.main(["db", "check", "--noprogress", "--write-metadata",
                      str(tmp_path / "caffe")]) == 0
     meta = json.loads((tmp_path / "caffe" / "crossbow_meta.json").read_text())
