@@ -3,6 +3,7 @@
 // re-encoding is needed).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <opencv2/imgcodecs.hpp>  // the IMREAD_* flags
@@ -65,13 +66,30 @@ bool LoaderReads(const std::string& format) {
   return readable.count(format) > 0;
 }
 
+// The size `options` resize an image of `size` to; `size` itself where they keep it.
+cv::Size TargetSize(cv::Size size, const ImagesetOptions& options) {
+  if (options.resize_width > 0) return {options.resize_width, options.resize_height};
+  const int shorter = std::min(size.width, size.height), longer = std::max(size.width, size.height);
+  double scale = 1;
+  if (options.resize_shorter > 0) scale = static_cast<double>(options.resize_shorter) / shorter;
+  if (options.max_side > 0 && longer > options.max_side) {
+    scale = static_cast<double>(options.max_side) / longer;
+  }
+  if (scale == 1) return size;
+  return {std::max(1, static_cast<int>(std::lround(size.width * scale))),
+          std::max(1, static_cast<int>(std::lround(size.height * scale)))};
+}
+
 Decoded ReadImage(const std::string& file, const Entry& entry, const ImagesetOptions& options) {
   Decoded out;
   try {
     cv::Mat image = Codecs().read(file, options.gray ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);
     if (image.empty()) return {{}, "unreadable image", "OpenCV cannot decode it"};
-    const bool resize = options.resize_width > 0;
-    if (resize) cv::resize(image, image, cv::Size(options.resize_width, options.resize_height));
+    const cv::Size target = TargetSize(image.size(), options);
+    const bool resize = target != image.size();
+    // Area averaging where an image shrinks (no aliasing), bilinear (Caffe's) where it grows.
+    const bool area = options.resize_width == 0 && target.area() < image.size().area();
+    if (resize) cv::resize(image, image, target, 0, 0, area ? cv::INTER_AREA : cv::INTER_LINEAR);
     Datum& datum = out.datum;
     datum.channels = image.channels();
     datum.height = image.rows;
@@ -84,9 +102,7 @@ Decoded ReadImage(const std::string& file, const Entry& entry, const ImagesetOpt
       MatToDatum(image, &datum);
       return out;
     }
-    static const std::set<std::string> kReadable = {"jpg", "jpeg", "png", "bmp", "webp", "pbm",
-                                                    "pgm", "ppm",  "pnm", "tif", "tiff"};
-    if (!kReadable.count(format)) {
+    if (!LoaderReads(format)) {
       return {{},
               "unsupported encoding",
               "'" + format + "': records are read as JPEG, PNG, BMP, PNM, TIFF or WebP (give " +
@@ -117,6 +133,12 @@ void CheckOptions(const ImagesetOptions& options) {
   CROSSBOW_ENFORCE_VALUE((options.resize_width > 0) == (options.resize_height > 0),
                          "resize_width and resize_height must be given together, got ",
                          options.resize_width, " and ", options.resize_height);
+  CROSSBOW_ENFORCE_VALUE(options.resize_shorter >= 0 && options.max_side >= 0,
+                         "resize_shorter and max_side must not be negative, got ",
+                         options.resize_shorter, " and ", options.max_side);
+  CROSSBOW_ENFORCE_VALUE(
+      (options.resize_width > 0) + (options.resize_shorter > 0) + (options.max_side > 0) <= 1,
+      "give one of resize_width/resize_height, resize_shorter and max_side");
   CROSSBOW_ENFORCE_VALUE(
       options.encode_type.empty() || (LoaderReads(Lower(options.encode_type)) &&
                                       codecs.can_write("." + Lower(options.encode_type))),
@@ -126,10 +148,12 @@ void CheckOptions(const ImagesetOptions& options) {
 
 ConvertSummary ConvertEntries(const std::string& root, std::vector<Entry> entries,
                               const std::vector<SkippedRecord>& list_skips, const std::string& db,
-                              const ImagesetOptions& options) {
+                              const ImagesetOptions& options,
+                              std::vector<std::string> class_names = {}) {
   if (options.shuffle) std::shuffle(entries.begin(), entries.end(), std::mt19937(options.seed));
   const auto total = static_cast<int64_t>(entries.size() + list_skips.size());
   ConvertSink sink(db, total, options);
+  sink.SetClassNames(std::move(class_names));
   for (const auto& skip : list_skips) sink.Skip(skip.where, skip.reason, skip.detail);
   const auto count = static_cast<int64_t>(entries.size());
   std::vector<Decoded> chunk(kChunk);
@@ -223,11 +247,7 @@ ConvertSummary ConvertImageFolders(const std::string& root, const std::string& d
       entries.push_back({path, static_cast<int>(label), path});
     }
   }
-  ConvertSummary summary = ConvertEntries(root, std::move(entries), {}, db, options);
-  std::ofstream labels(fs::path(db) / "labels.txt");
-  for (const auto& name : classes) labels << name << "\n";
-  CROSSBOW_ENFORCE(labels.good(), "cannot write ", db, "/labels.txt");
-  return summary;
+  return ConvertEntries(root, std::move(entries), {}, db, options, classes);
 }
 
 }  // namespace crossbow::data

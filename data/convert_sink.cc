@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "crossbow/core/console.h"
@@ -15,8 +18,57 @@
 namespace crossbow::data {
 namespace {
 
+namespace fs = std::filesystem;
+
 constexpr size_t kSkipsListed = 20;
 using Clock = std::chrono::steady_clock;
+
+// What a DB folder that a converter wrote holds: anything else means it is not one.
+bool OnlyDbFiles(const std::string& db) {
+  static const std::set<std::string> ours = {"data.mdb", "lock.mdb", "labels.txt",
+                                             "crossbow_meta.json"};
+  for (const auto& entry : fs::directory_iterator(db)) {
+    if (!ours.count(entry.path().filename().string())) return false;
+  }
+  return true;
+}
+
+// Refuses a path that holds a DB (unless `overwrite`) or something else.
+void CheckReplaceable(const std::string& db, bool overwrite) {
+  if (!fs::exists(db)) return;
+  CROSSBOW_ENFORCE(fs::is_directory(db), "cannot create LMDB ", db,
+                   ": it exists and is not a folder");
+  CROSSBOW_ENFORCE(!fs::exists(fs::path(db) / "data.mdb") || overwrite, "LMDB ", db,
+                   " already exists (--overwrite replaces it)");
+  CROSSBOW_ENFORCE(OnlyDbFiles(db), "cannot write LMDB ", db,
+                   ": the folder holds files that are not a DB's; remove them or name another");
+}
+
+// Moves the finished DB in place of what `db` held.
+void ReplaceWith(const std::string& finished, const std::string& db, bool overwrite) {
+  CheckReplaceable(db, overwrite);  // again: the conversion took time
+  std::error_code ec;
+  fs::remove_all(db, ec);
+  CROSSBOW_ENFORCE(!ec, "cannot replace ", db, ": ", ec.message());
+  fs::rename(finished, db, ec);
+  CROSSBOW_ENFORCE(!ec, "cannot rename ", finished, " to ", db, ": ", ec.message());
+}
+
+// "1h02m", "3m05s", "12s".
+std::string Duration(double seconds) {
+  const auto s = static_cast<int64_t>(seconds + 0.5);
+  char text[32];
+  if (s >= 3600) {
+    std::snprintf(text, sizeof(text), "%lldh%02lldm", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s / 60 % 60));
+  } else if (s >= 60) {
+    std::snprintf(text, sizeof(text), "%lldm%02llds", static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
+  } else {
+    std::snprintf(text, sizeof(text), "%llds", static_cast<long long>(s));
+  }
+  return text;
+}
 
 }  // namespace
 
@@ -38,11 +90,13 @@ void Progress::Advance(int64_t count) {
 
 std::string Progress::Text() const {
   const double elapsed = seconds();
+  const double rate = elapsed > 0 ? done_ / elapsed : 0.0;
   char line[160];
   std::snprintf(line, sizeof(line), "%s %lld/%lld (%.0f%%) %.0f records/s", label_.c_str(),
                 static_cast<long long>(done_), static_cast<long long>(total_),
-                total_ > 0 ? 100.0 * done_ / total_ : 100.0, elapsed > 0 ? done_ / elapsed : 0.0);
-  return line;
+                total_ > 0 ? 100.0 * done_ / total_ : 100.0, rate);
+  if (done_ >= total_ || rate <= 0) return line;
+  return line + (", ETA " + Duration((total_ - done_) / rate));
 }
 
 void Progress::Draw() { Console::Get().Status(Text()); }
@@ -56,12 +110,28 @@ void Progress::Finish() {
 }
 
 ConvertSink::ConvertSink(const std::string& db, int64_t total, const WriteOptions& options)
-    : writer_(db, options.overwrite), progress_(db, total, options.progress) {
+    : db_(db),
+      temporary_(db + ".incomplete"),
+      overwrite_(options.overwrite),
+      progress_(db, total, options.progress) {
+  CheckReplaceable(db, overwrite_);
+  std::error_code ec;
+  fs::remove_all(temporary_, ec);  // what a crashed conversion left
+  writer_ = std::make_unique<LmdbWriter>(temporary_);
   summary_.db = db;
 }
 
+ConvertSink::~ConvertSink() {
+  if (finished_) return;
+  writer_.reset();
+  std::error_code ec;
+  fs::remove_all(temporary_, ec);
+}
+
 void ConvertSink::Write(const std::string& key, const Datum& datum) {
-  writer_.Put(key, SerializeDatum(datum));
+  const std::string bytes = SerializeDatum(datum);
+  writer_->Put(key, bytes);
+  meta_.Add(key, FactsOf(datum, static_cast<int64_t>(bytes.size())));
   const bool first = summary_.max_label < summary_.min_label;
   summary_.min_label = first ? datum.label : std::min(summary_.min_label, datum.label);
   summary_.max_label = first ? datum.label : std::max(summary_.max_label, datum.label);
@@ -74,17 +144,25 @@ void ConvertSink::Skip(std::string where, std::string reason, std::string detail
 }
 
 ConvertSummary ConvertSink::Finish() {
-  writer_.Commit();
+  writer_->Commit();
+  summary_.written = writer_->written();
+  writer_.reset();
+  if (!class_names_.empty()) {
+    std::ofstream labels(fs::path(temporary_) / "labels.txt");
+    for (const auto& name : class_names_) labels << name << "\n";
+    CROSSBOW_ENFORCE(labels.good(), "cannot write ", temporary_, "/labels.txt");
+  }
+  meta_.SetClasses(static_cast<int64_t>(class_names_.size()));
+  WriteMeta(MetaPath(temporary_), meta_.meta());
+  ReplaceWith(temporary_, db_, overwrite_);
+  finished_ = true;
   progress_.Finish();
-  summary_.written = writer_.written();
   summary_.seconds = progress_.seconds();
   return summary_;
 }
 
 std::string IndexKey(int64_t index, const std::string& suffix) {
-  char digits[24];
-  std::snprintf(digits, sizeof(digits), "%08lld", static_cast<long long>(index));
-  return suffix.empty() ? digits : digits + ("_" + suffix);
+  return suffix.empty() ? CounterKey(index) : CounterKey(index) + "_" + suffix;
 }
 
 std::string ReadFileMaybeGzipped(const std::string& path) {

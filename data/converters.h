@@ -6,8 +6,11 @@
 // are CHW uint8 in OpenCV's channel order (BGR for colour), as convert_imageset writes them.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "data/db_meta.h"
 
 namespace crossbow::data {
 
@@ -34,7 +37,11 @@ struct WriteOptions {
 
 // Caffe's convert_imageset flags, same names and meaning; `seed` fixes the shuffle.
 struct ImagesetOptions : WriteOptions {
-  int resize_width = 0, resize_height = 0;  // both or neither
+  int resize_width = 0, resize_height = 0;  // both or neither (distorts the aspect ratio)
+  // Aspect ratio kept (at most one of these and resize_width/height): the shorter side scaled to
+  // resize_shorter (up or down, as torchvision's Resize(S)), or the longer side shrunk to at
+  // most max_side (smaller images kept as they are, as FFCV's max_resolution).
+  int resize_shorter = 0, max_side = 0;
   bool shuffle = false;
   uint32_t seed = 0;
   bool gray = false;
@@ -74,5 +81,20 @@ struct ChannelStats {
   std::string ToString() const;
 };
 ChannelStats ComputeChannelStats(const std::string& db, bool progress = true);
+
+// The full scan of `crossbow db check`: every record read and parsed (in parallel, with
+// progress), the metadata they give (`found`), and the metadata beside the DB (`recorded`, if
+// any) compared with it. `write_meta` writes what the scan found as the DB's metadata.
+struct DbCheck {
+  std::string db;
+  DbMeta found;
+  std::optional<DbMeta> recorded;
+  std::vector<SkippedRecord> unparsed;
+  double seconds = 0;
+  bool written = false;
+  bool agrees() const;  // recorded and found agree
+  std::string ToString() const;
+};
+DbCheck CheckDb(const std::string& db, bool write_meta, bool progress = true);
 
 }  // namespace crossbow::data

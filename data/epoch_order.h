@@ -1,12 +1,29 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace crossbow::data {
 
 // The order in which an epoch visits the records 0..records-1: a permutation seeded by
 // (seed, epoch) when shuffling, else 0, 1, 2, ... The same on every platform.
-std::vector<int64_t> EpochOrder(int64_t records, uint64_t seed, int64_t epoch, bool shuffle);
+// With `block` > 0 the permutation is block-shuffled (as WebDataset's shards and FFCV's
+// quasi-random order): the records are cut into contiguous blocks of `block`, the blocks are
+// shuffled, and the records of each run of `window` consecutive blocks of that order are
+// shuffled together. Every record is still visited once; reads stay within `window` contiguous
+// stretches of the DB at a time, so a DB larger than the page cache is read almost sequentially.
+std::vector<int64_t> EpochOrder(int64_t records, uint64_t seed, int64_t epoch, bool shuffle,
+                                int64_t block = 0, int64_t window = 1);
+
+// The loader's read orders: "random" (uniform), "block", or "auto": block where the DB's data
+// file is larger than half the machine's memory (it cannot stay in the page cache), else random.
+// A ValueError naming the choices for another name.
+bool UseBlockOrder(const std::string& read_order, uint64_t db_bytes, uint64_t ram_bytes);
+const std::vector<std::string>& ReadOrderNames();
+// Physical memory of this machine, in bytes.
+uint64_t PhysicalMemory();
+// Records in a block of about 8 MiB of the DB's data (at least 16).
+int64_t BlockRecords(uint64_t db_bytes, int64_t records);
 
 }  // namespace crossbow::data

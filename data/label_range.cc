@@ -1,52 +1,42 @@
 #include "data/label_range.h"
 
-#include <filesystem>
-#include <fstream>
+#include <glog/logging.h>
 
 #include "crossbow/core/enforce.h"
-#include "data/datum.h"
-#include "data/lmdb_io.h"
+#include "data/db_meta.h"
 
 namespace crossbow::data {
+namespace {
 
-LabelRange ScanLabels(const std::string& db) {
-  LmdbReader reader(db);
-  LmdbReader::Transaction transaction(reader);
-  LabelRange range;
-  range.records = reader.size();
-  for (int64_t i = 0; i < reader.size(); ++i) {
-    const std::string_view bytes = transaction.Get(i);
-    Datum datum;
-    if (!ParseDatum(bytes.data(), bytes.size(), &datum, nullptr)) {
-      ++range.unparsed;
-      continue;
-    }
-    if (range.max < range.min || datum.label < range.min) {
-      range.min = datum.label;
-      range.min_key = reader.key(i);
-    }
-    if (datum.label > range.max) {
-      range.max = datum.label;
-      range.max_key = reader.key(i);
-    }
-  }
-  std::ifstream names(std::filesystem::path(db) / "labels.txt");
-  for (std::string line; std::getline(names, line);) range.names += !line.empty();
-  return range;
+constexpr char kFlag[] = "num_classes, --num-classes";
+
+}  // namespace
+
+std::string LabelError(const std::string& db, const std::string& key, int32_t label,
+                       int num_classes) {
+  return detail::Concat(db, ": record ", key, " has label ", label, ", outside [0, ", num_classes,
+                        ") for a net of ", num_classes, " classes (", kFlag, ")");
 }
 
-void CheckLabels(const std::string& db, int num_classes) {
-  const char* flag = "num_classes, --num-classes";
-  const LabelRange range = ScanLabels(db);
-  CROSSBOW_ENFORCE_VALUE(range.names <= num_classes, db, "/labels.txt names ", range.names,
-                         " classes, but the net has ", num_classes, " (", flag, ")");
-  if (range.max < range.min) return;  // nothing parsed: the loader reports the records
-  CROSSBOW_ENFORCE_VALUE(range.min >= 0, db, ": record ", range.min_key, " has label ", range.min,
-                         "; labels must be in [0, ", num_classes, ")");
-  CROSSBOW_ENFORCE_VALUE(range.max < num_classes, db, ": record ", range.max_key, " has label ",
-                         range.max, ", outside [0, ", num_classes, ") for a net of ", num_classes,
-                         " classes (", flag, "); the DB's labels span ", range.min, "..",
-                         range.max);
+void CheckLabels(const LmdbReader& reader, int num_classes) {
+  const std::string& db = reader.path();
+  const int64_t names = CountClassNames(db);
+  CROSSBOW_ENFORCE_VALUE(names <= num_classes, db, "/labels.txt names ", names,
+                         " classes, but the net has ", num_classes, " (", kFlag, ")");
+  const std::optional<DbMeta>& meta = reader.meta();
+  if (!meta) {
+    LOG(INFO) << db << " has no metadata (" << MetaPath(db)
+              << "): labels are checked as records are read; crossbow db check " << db
+              << " --write-metadata writes it (one full scan)";
+    return;
+  }
+  if (meta->max_label < meta->min_label) return;  // nothing parsed: the loader reports records
+  const std::string from = " (from " + MetaPath(db) + ")";
+  CROSSBOW_ENFORCE_VALUE(meta->min_label >= 0,
+                         LabelError(db, meta->min_key, meta->min_label, num_classes), from);
+  CROSSBOW_ENFORCE_VALUE(meta->max_label < num_classes,
+                         LabelError(db, meta->max_key, meta->max_label, num_classes),
+                         "; the DB's labels span ", meta->min_label, "..", meta->max_label, from);
 }
 
 }  // namespace crossbow::data

@@ -3,22 +3,19 @@
 #include <cstdint>
 #include <string>
 
+#include "data/lmdb_io.h"
+
 namespace crossbow::data {
 
-// The labels an LMDB of Datum records holds: the smallest and largest with a record key for
-// each, and how many records did not parse. With `labels.txt` beside data.mdb (what
-// `crossbow convert imageset` writes) `names` counts its lines, the classes of the data set.
-struct LabelRange {
-  int64_t records = 0, unparsed = 0;
-  int32_t min = 0, max = -1;  // max < min: no record parsed
-  std::string min_key, max_key;
-  int64_t names = 0;  // lines of labels.txt; 0 when there is none
-};
+// The check of a DB's labels against a net of `num_classes` classes before training: labels.txt
+// (the class names beside the DB) must not name more, and with metadata (data/db_meta.h) its
+// label range must lie in [0, num_classes), else a ValueError names the DB and a record with the
+// offending label. Reads no record: without metadata the loader checks each label as it reads
+// the record (LabelError), and this logs one line saying how to write the metadata.
+void CheckLabels(const LmdbReader& reader, int num_classes);
 
-LabelRange ScanLabels(const std::string& db);
-
-// Throws a ValueError that names the DB and the offending record's key when a label of `db` lies
-// outside [0, num_classes), or when labels.txt names more classes than that.
-void CheckLabels(const std::string& db, int num_classes);
+// The error of a record whose label is outside [0, num_classes): the DB, its key, the label.
+std::string LabelError(const std::string& db, const std::string& key, int32_t label,
+                       int num_classes);
 
 }  // namespace crossbow::data

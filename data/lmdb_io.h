@@ -4,14 +4,45 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "data/db_meta.h"
+
 namespace crossbow::data {
 
-// Read-only LMDB database: opened without thread-local lock slots (MDB_NOTLS | MDB_RDONLY),
-// its keys listed once at open so that records can be read in any order by index.
+// The keys of one DB in order: every key in one buffer with offsets, or nothing at all when
+// the DB's metadata says that they are the converters' counters (record i's key starts with
+// "%08d" of i), so that a record is found from its position. Built once per process and DB,
+// and shared by every reader of it (loader, label check, evaluation).
+class KeyIndex {
+ public:
+  static KeyIndex Counters(int64_t records);
+  void Append(std::string_view key);
+  void Shrink();  // gives back what the appends reserved beyond the keys
+  int64_t size() const { return records_; }
+  bool counters() const { return counters_; }
+  std::string_view key(int64_t index) const {
+    return std::string_view(buffer_).substr(offsets_[index], offsets_[index + 1] - offsets_[index]);
+  }
+  size_t bytes() const { return buffer_.capacity() + offsets_.capacity() * sizeof(uint64_t); }
+
+ private:
+  bool counters_ = false;
+  int64_t records_ = 0;
+  std::string buffer_;
+  std::vector<uint64_t> offsets_{0};
+};
+
+struct SharedDb;
+
+// Read-only LMDB database: opened without thread-local lock slots (MDB_NOTLS | MDB_RDONLY), its
+// records readable in any order by index through a KeyIndex shared by every reader of the DB in
+// the process. With the metadata `crossbow convert` writes beside the DB (data/db_meta.h) its
+// record count must be LMDB's (else the DB changed since: an error), and counter keys need no
+// key listing, so opening reads a few pages whatever the DB's size.
 // Throws crossbow::Error naming the path when it is missing, not an LMDB, empty, or shorter than
 // its pages need (a copy cut short, a full disk): LMDB maps the file, and reading a page past
 // its end would kill the process with SIGBUS. `path` is a folder (as Caffe makes it) or a
@@ -19,14 +50,22 @@ namespace crossbow::data {
 // makes the read throw, naming the path (data/mapped_read.h), instead of crashing.
 class LmdbReader {
  public:
-  explicit LmdbReader(const std::string& path);
+  // `use_meta` false: as if the DB had no metadata (to check or rewrite it).
+  explicit LmdbReader(const std::string& path, bool use_meta = true);
   ~LmdbReader();
   LmdbReader(const LmdbReader&) = delete;
   LmdbReader& operator=(const LmdbReader&) = delete;
 
   const std::string& path() const { return path_; }
-  int64_t size() const { return static_cast<int64_t>(keys_.size()); }
-  const std::string& key(int64_t index) const { return keys_[index]; }
+  int64_t size() const;
+  std::string key(int64_t index) const;
+  const KeyIndex& index() const;
+  // The DB's metadata, when it has some.
+  const std::optional<DbMeta>& meta() const;
+  // Bytes of the data file.
+  uint64_t file_bytes() const;
+  // Records read through any Transaction of this process so far (tests bound start-up reads).
+  static int64_t RecordsRead();
 
   // A read transaction for one thread; views stay valid until the transaction ends.
   class Transaction {
@@ -37,26 +76,29 @@ class LmdbReader {
     Transaction& operator=(const Transaction&) = delete;
     // The value of record `index`, copied out of the map: valid until the next Get.
     std::string_view Get(int64_t index);
+    // The key of record `index` (a lookup where the index holds counters).
+    std::string Key(int64_t index);
+    // The key of the record read last.
+    const std::string& last_key() const { return key_; }
     // Ends and restarts the read transaction (releases pages of a long scan).
     void Renew();
 
    private:
+    // Positions the cursor on record `index`; throws naming the key where it is not there.
+    void Seek(int64_t index, MDB_val* key, MDB_val* value);
     const LmdbReader& reader_;
     MDB_txn* txn_ = nullptr;
+    MDB_cursor* cursor_ = nullptr;
     std::string value_;
+    std::string sought_;  // the key (or counter) of the last Seek
+    std::string key_;     // the key it found
   };
 
  private:
-  // Throws when the data file is shorter than the pages LMDB has written.
-  void CheckFileSize() const;
   [[noreturn]] void FailTruncated(const std::string& during) const;
 
   std::string path_;
-  std::string data_file_;
-  std::shared_ptr<MDB_env> shared_env_;  // with every other reader of this DB in the process
-  MDB_env* env_ = nullptr;
-  MDB_dbi dbi_ = 0;
-  std::vector<std::string> keys_;
+  std::shared_ptr<const SharedDb> db_;
 };
 
 // Writes records in batched transactions; doubles the map size and retries on MDB_MAP_FULL.

@@ -26,7 +26,7 @@ Datum ReadProbe(const LmdbReader& reader) {
         (datum.encoded || CheckRawDatum(datum, &error))) {
       return datum;
     }
-    if (first_error.empty()) first_error = "key " + reader.key(i) + ": " + error;
+    if (first_error.empty()) first_error = "key " + transaction.last_key() + ": " + error;
   }
   CROSSBOW_FAIL(reader.path(), ": none of the first records is a readable Datum (", first_error,
                 ")");
@@ -44,7 +44,14 @@ ImageLoader::ImageLoader(LoaderOptions options) : options_(std::move(options)) {
   reader_ = std::make_unique<LmdbReader>(o.path);
   const int64_t records = reader_->size();
   CROSSBOW_ENFORCE(records > 0, o.path, " is an empty LMDB: there are no records to load");
-  if (o.num_classes > 0) CheckLabels(o.path, o.num_classes);
+  if (o.num_classes > 0) CheckLabels(*reader_, o.num_classes);
+  if (o.shuffle && UseBlockOrder(o.read_order, reader_->file_bytes(), PhysicalMemory())) {
+    block_ = o.block_records > 0 ? o.block_records : BlockRecords(reader_->file_bytes(), records);
+    LOG_IF(INFO, o.read_order == "auto")
+        << o.path << " (" << reader_->file_bytes() << " bytes) is larger than half of memory: "
+        << "read in blocks of " << block_ << " records, " << o.window_blocks
+        << " blocks mixed (--read-order random for a uniform order)";
+  }
   transformer_ = std::make_unique<Transformer>(o.transform, ReadProbe(*reader_));
   batches_per_epoch_ =
       o.drop_last ? records / o.batch_size : (records + o.batch_size - 1) / o.batch_size;
@@ -71,6 +78,11 @@ void ImageLoader::ReserveHeld(int batches) {
   ring_ = std::make_unique<BatchRing>(slots, options_.batch_size * transformer_->output_size(),
                                       options_.batch_size);
   Start(first);
+}
+
+std::string ImageLoader::DataIdentity() const {
+  const auto& meta = reader_->meta();
+  return meta ? MetaSummary(*meta) : std::to_string(reader_->size()) + " records, no metadata";
 }
 
 std::string ImageLoader::Describe() const {
@@ -103,7 +115,8 @@ void ImageLoader::Work(int worker, int64_t first_sequence) {
       const int64_t global = shard_.Global(sequence);
       if (global / batches_per_epoch_ != epoch) {
         epoch = global / batches_per_epoch_;
-        order = EpochOrder(reader_->size(), options_.seed, epoch, options_.shuffle);
+        order = EpochOrder(reader_->size(), options_.seed, epoch, options_.shuffle, block_,
+                           options_.window_blocks);
         transaction.Renew();
       }
       Fill(global, order, &transaction, slot);
@@ -123,30 +136,30 @@ void ImageLoader::Fill(int64_t global, const std::vector<int64_t>& order,
   int64_t size = 0;
   for (int64_t position = begin; position < end; ++position) {
     const int64_t record = order[position];
-    const std::string why = Decode(transaction->Get(record), MixSeed(options_.seed, epoch, record),
-                                   slot->images + size * example, slot->labels + size);
+    const std::string_view bytes = transaction->Get(record);
+    const std::string why =
+        Decode(bytes, MixSeed(options_.seed, epoch, record), transaction->last_key(),
+               slot->images + size * example, slot->labels + size);
     if (why.empty()) {
       ++size;
       continue;
     }
     ++slot->corrupt;
-    LOG(WARNING) << options_.path << ": record " << reader_->key(record)
+    LOG(WARNING) << options_.path << ": record " << transaction->last_key()
                  << " is corrupt, skipped: " << why;
   }
   slot->batch =
       Batch{slot->images, slot->labels, size, epoch, index, index == batches_per_epoch_ - 1};
 }
 
-std::string ImageLoader::Decode(std::string_view bytes, uint64_t seed, float* out,
-                                int32_t* label) const {
+std::string ImageLoader::Decode(std::string_view bytes, uint64_t seed, const std::string& key,
+                                float* out, int32_t* label) const {
   Datum datum;
   std::string error;
   if (!ParseDatum(bytes.data(), bytes.size(), &datum, &error)) return "not a Datum: " + error;
   const int num_classes = options_.num_classes;
-  if (num_classes > 0 && (datum.label < 0 || datum.label >= num_classes)) {
-    return "label " + std::to_string(datum.label) + " out of [0, " + std::to_string(num_classes) +
-           ")";
-  }
+  CROSSBOW_ENFORCE_VALUE(num_classes == 0 || (datum.label >= 0 && datum.label < num_classes),
+                         LabelError(options_.path, key, datum.label, num_classes));
   if (!transformer_->Apply(datum, seed, out, &error)) return error;
   *label = datum.label;
   return {};

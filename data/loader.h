@@ -23,8 +23,13 @@ struct LoaderOptions {
   uint64_t seed = 0;
   int workers = 1;      // threads that read, decode and augment
   int slots = 0;        // batches in the ring at least; 0: 2 * workers + 2 (grown by ReserveHeld)
-  int num_classes = 0;  // a DB with labels outside [0, num_classes) is refused; 0: unchecked
+  int num_classes = 0;  // a label outside [0, num_classes) stops the run; 0: unchecked
   bool drop_last = false;
+  // When shuffling: "random", "block" or "auto" (data/epoch_order.h); a block order's blocks
+  // hold `block_records` records (0: about 8 MiB of the DB) and `window_blocks` are mixed.
+  std::string read_order = "auto";
+  int64_t block_records = 0;
+  int64_t window_blocks = 16;
 };
 
 // Batches from an LMDB, decoded and augmented on a pool of workers into a ring of reusable slots
@@ -35,8 +40,11 @@ struct LoaderOptions {
 // augmentation from (seed, epoch, record).
 //
 // Corrupt records (unparseable bytes, an image that does not decode, sizes that disagree with
-// the bytes, a label out of range) are logged with their key, skipped and counted; a batch
-// that held some is smaller. The count of each epoch is logged when its last batch is acquired.
+// the bytes) are logged with their key, skipped and counted; a batch that held some is smaller.
+// The count of each epoch is logged when its last batch is acquired. A label outside
+// [0, num_classes) stops the run, naming the record: up front from the DB's metadata where it
+// has some, else when the record is read (Acquire throws). Opening reads no record but the
+// first that parses, whatever the DB's size.
 class ImageLoader : public BatchSource {
  public:
   explicit ImageLoader(LoaderOptions options);
@@ -54,6 +62,10 @@ class ImageLoader : public BatchSource {
   std::string Describe() const override;
 
   int64_t batches_per_epoch() const { return batches_per_epoch_; }
+  // Records per block of the read order; 0 where it is uniformly random.
+  int64_t block_records() const { return block_; }
+  // The DB's metadata in a line (MetaSummary), or its record count where it has none.
+  std::string DataIdentity() const override;
   // Corrupt records skipped in `epoch`, over the batches acquired so far.
   int64_t corrupt_records(int64_t epoch) const;
   const LoaderOptions& options() const { return options_; }
@@ -68,14 +80,17 @@ class ImageLoader : public BatchSource {
   void Fill(int64_t global, const std::vector<int64_t>& order, LmdbReader::Transaction* transaction,
             BatchRing::Slot* slot) const;
   // Why the record is corrupt, or empty when it went into `out` and `label`.
-  std::string Decode(std::string_view bytes, uint64_t seed, float* out, int32_t* label) const;
+  // Throws naming the record's key when its label is outside [0, num_classes).
+  std::string Decode(std::string_view bytes, uint64_t seed, const std::string& key, float* out,
+                     int32_t* label) const;
 
   LoaderOptions options_;
   std::unique_ptr<LmdbReader> reader_;
   std::unique_ptr<Transformer> transformer_;
   std::unique_ptr<BatchRing> ring_;
   int64_t batches_per_epoch_ = 0;
-  BatchShard shard_;  // changed only while the workers are stopped
+  int64_t block_ = 0;  // records per block of a block order; 0: uniformly random
+  BatchShard shard_;   // changed only while the workers are stopped
   std::vector<std::thread> workers_;
   mutable std::mutex stats_mutex_;
   std::map<int64_t, int64_t> corrupt_;  // epoch -> records skipped

@@ -14,6 +14,8 @@ raw case over the pixels held in memory as torchvision's CIFAR10 dataset does; i
 runs one intra-op thread (checked). Both sides skip their first batch and time the same number
 of images, and report images/s per worker. LMDBs and
 extracted folders are cached under --scratch.
+
+`bench_data.py imagenet [flags]`: the same at ImageNet's shape (scripts/bench_imagenet.py).
 """
 import argparse
 import json
@@ -108,8 +110,12 @@ def crossbow_run(kind, db, images, batch, workers):
         options.update(crop=128, random_resized_crop=True)
     else:
         options.update(crop=32, pad=4)
-    source = ImageDB(db, **options).source
-    source.next_batch()  # thread start-up and the first batch are not timed
+    return timed_rate(ImageDB(db, **options).source, images)
+
+
+def timed_rate(source, images):
+    """Images/s of a loader over `images` images after its first batch (thread start-up)."""
+    source.next_batch()
     start, seen = time.perf_counter(), 0
     while seen < images:
         seen += len(source.next_batch()[1])
@@ -127,6 +133,10 @@ def peer_run(python, kind, folder, images, batch, workers):
 
 
 def main():
+    if sys.argv[1:2] == ["imagenet"]:  # ImageNet-shaped data: scripts/bench_imagenet.py
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_imagenet
+        return bench_imagenet.main(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--images", type=int, default=4096, help="timed images per run")

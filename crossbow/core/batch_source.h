@@ -57,6 +57,9 @@ class BatchSource {
   // fixed pool of batch buffers grows the pool to fit, so that no learner count can exhaust it.
   // Only while no batch is held.
   virtual void ReserveHeld(int batches) {}
+  // What the data are, in a line that ranks compare before training (an LMDB source: its
+  // metadata, which it read instead of the records); empty: the record count alone.
+  virtual std::string DataIdentity() const { return ""; }
   // What the source is doing or waiting for, in a few words, for a stall report.
   virtual std::string Describe() const { return ""; }
 

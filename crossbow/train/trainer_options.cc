@@ -285,6 +285,14 @@ const std::vector<Entry>& TableEntries() {
                       "instead of stopping"),
       PerRank(CROSSBOW_DATA("workers", Type::kInt, "threads", Above(0),
                             "data loader threads per source", 2)),
+      CROSSBOW_DATA("read_order", Type::kString, "", OneOf([] {
+                      return std::vector<std::string>{"auto", "random", "block"};
+                    }),
+                    "training order: random (uniform), block (contiguous blocks of about 8 MiB "
+                    "shuffled, records mixed within 16 blocks: near-sequential reads for a DB "
+                    "larger than memory) or auto (block when the DB is larger than half of "
+                    "memory)",
+                    "auto"),
       CROSSBOW_DATA("augment", Type::kString, "", Any(),
                     "input preset: cifar, imagenet, mnist or none (see the guide), or auto: "
                     "the net's own",

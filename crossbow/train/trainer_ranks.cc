@@ -43,6 +43,8 @@ RankSettings TrainerSettings(const LearnerSpec& spec, const EngineOptions& e,
       {"batch size", Text(train.batch_size())},
       {"training records", Text(train.EpochSize())},
       {"test records", test ? Text(test->EpochSize()) : "none"},
+      {"training data", train.DataIdentity()},
+      {"test data", test ? test->DataIdentity() : "none"},
       {"lr policy's end", Text(o.lr.max)},
       {"resumes from iteration", Text(resume_iteration)},
   };

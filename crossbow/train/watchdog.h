@@ -63,6 +63,7 @@ class WatchedSource final : public BatchSource {
   std::string SaveState() const override { return source_->SaveState(); }
   void RestoreState(const std::string& state) override { source_->RestoreState(state); }
   std::string Describe() const override { return source_->Describe(); }
+  std::string DataIdentity() const override { return source_->DataIdentity(); }
 
  private:
   BatchSource* source_;

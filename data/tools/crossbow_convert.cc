@@ -9,6 +9,8 @@
 
 DEFINE_int32(resize_width, 0, "imageset: width images are resized to (with --resize_height)");
 DEFINE_int32(resize_height, 0, "imageset: height images are resized to (with --resize_width)");
+DEFINE_int32(resize_shorter, 0, "imageset: shorter side scaled to this, aspect ratio kept");
+DEFINE_int32(max_side, 0, "imageset: longer side shrunk to at most this, aspect ratio kept");
 DEFINE_bool(shuffle, false, "imageset: shuffle the images before writing them");
 DEFINE_uint32(seed, 0, "imageset: seed of --shuffle");
 DEFINE_bool(gray, false, "imageset: read images as grayscale");
@@ -17,6 +19,7 @@ DEFINE_string(encode_type, "", "imageset: format to encode images in (png, jpg..
 DEFINE_bool(check_size, false, "imageset: skip images whose size differs from the first one");
 DEFINE_bool(by_folder, false, "imageset: ROOT/ DB, one class per sub-folder of ROOT");
 DEFINE_bool(coarse, false, "cifar100: use the 20 coarse labels instead of the 100 fine ones");
+DEFINE_bool(write_metadata, false, "check: write the metadata the scan found beside the DB");
 DEFINE_bool(overwrite, false, "replace the DB if it exists");
 DEFINE_bool(progress, true, "print progress on stderr");
 
@@ -31,7 +34,8 @@ constexpr char kUsage[] =
     "  crossbow_convert mnist [flags] IMAGES LABELS DB\n"
     "  crossbow_convert cifar10 [flags] DB FILE...\n"
     "  crossbow_convert cifar100 [--coarse] [flags] DB FILE...\n"
-    "  crossbow_convert mean DB";
+    "  crossbow_convert mean DB\n"
+    "  crossbow_convert check [--write_metadata] DB   (a full scan, against its metadata)";
 
 WriteOptions Write() {
   WriteOptions options;
@@ -45,6 +49,8 @@ ImagesetOptions Imageset() {
   static_cast<WriteOptions&>(options) = Write();
   options.resize_width = FLAGS_resize_width;
   options.resize_height = FLAGS_resize_height;
+  options.resize_shorter = FLAGS_resize_shorter;
+  options.max_side = FLAGS_max_side;
   options.shuffle = FLAGS_shuffle;
   options.seed = FLAGS_seed;
   options.gray = FLAGS_gray;
@@ -69,6 +75,9 @@ bool Run(const std::vector<std::string>& args) {
     const std::vector<std::string> files(args.begin() + 2, args.end());
     summary = command == "cifar10" ? ConvertCifar10(args[1], files, Write())
                                    : ConvertCifar100(args[1], files, FLAGS_coarse, Write());
+  } else if (command == "check" && count == 1) {
+    std::cout << CheckDb(args[1], FLAGS_write_metadata, FLAGS_progress).ToString() << std::endl;
+    return true;
   } else if (command == "mean" && count == 1) {
     std::cout << ComputeChannelStats(args[1], FLAGS_progress).ToString() << std::endl;
     return true;

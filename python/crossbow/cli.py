@@ -164,6 +164,7 @@ def parser():
     _add_spec(sub, net_help)
     from crossbow import convert
     convert.add_parser(sub)
+    convert.add_db_parser(sub)
     _add_training(sub, net_help)
     from crossbow import export_command
     export_command.add_parser(sub, net_help)

@@ -6,14 +6,20 @@ tool); each converter prints progress on stderr and returns a summary dict: ``wr
 """
 from crossbow import _native
 
-_IMAGESET_FLAGS = dict(resize_width=0, resize_height=0, shuffle=False, seed=0, gray=False,
-                       encoded=False, encode_type="", check_size=False)
+_IMAGESET_FLAGS = dict(resize_width=0, resize_height=0, resize_shorter=0, max_side=0,
+                       shuffle=False, seed=0, gray=False, encoded=False, encode_type="",
+                       check_size=False)
+
+
+_OURS = {"resize_shorter", "max_side"}
 
 
 def imageset(root, list_file, db, *, overwrite=False, progress=True, **flags):
     """Images listed in `list_file` ("relative/path label" lines, read from `root`) into `db`.
     Flags as convert_imageset: resize_width, resize_height, shuffle, seed, gray, encoded,
-    encode_type, check_size."""
+    encode_type, check_size; and, keeping the aspect ratio, resize_shorter (the shorter side
+    scaled to it) or max_side (the longer side shrunk to at most it). The DB is written as
+    DB.incomplete and renamed when whole, with its metadata (crossbow_meta.json) inside."""
     return _native.load().convert_imageset(str(root), str(list_file), str(db),
                                            **_imageset_flags(flags), overwrite=overwrite,
                                            progress=progress)
@@ -52,6 +58,13 @@ def mean(db, *, progress=True):
     return _native.load().channel_stats(str(db), progress=progress)
 
 
+def check(db, *, write_metadata=False, progress=True):
+    """A full scan of `db` (every record read and parsed, in parallel): ``records``, ``meta``
+    (what the scan found, as JSON), ``recorded`` (the DB's metadata, or None), ``agrees``,
+    ``unparsed`` and ``text``. `write_metadata` writes what it found beside the DB."""
+    return _native.load().check_db(str(db), write_metadata=write_metadata, progress=progress)
+
+
 def records(db):
     """Yields ``(key, datum)`` for every record of `db` in key order; datum is a dict with
     channels, height, width, data (bytes), label, float_data, encoded."""
@@ -85,10 +98,12 @@ def add_parser(subparsers):
     q.add_argument("--by_folder", action="store_true", help="one class per sub-folder of ROOT")
     for flag, default in _IMAGESET_FLAGS.items():
         kind = {bool: None, int: int, str: str}[type(default)]
+        # Caffe's flags are spelt with underscores; crossbow's own take hyphens too.
+        names = [f"--{flag}"] + ([f"--{flag.replace('_', '-')}"] if flag in _OURS else [])
         if kind is None:
-            q.add_argument(f"--{flag}", action="store_true")
+            q.add_argument(*names, action="store_true")
         else:
-            q.add_argument(f"--{flag}", type=kind, default=default)
+            q.add_argument(*names, type=kind, default=default)
     q.set_defaults(run=_run_imageset)
     q = writer("mnist", "IMAGES LABELS DB: MNIST IDX files, gzipped or not")
     q.add_argument("images")
@@ -110,6 +125,26 @@ def add_parser(subparsers):
     q.add_argument("--noprogress", dest="progress", action="store_false")
     q.set_defaults(run=lambda a: _report(mean(a.db, progress=a.progress)))
     return p
+
+
+def add_db_parser(subparsers):
+    """``crossbow db check PATH [--write-metadata]``."""
+    p = subparsers.add_parser("db", help="inspect an LMDB of Datum records")
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    q = sub.add_parser("check", help="PATH: read every record (in parallel) and compare what "
+                                     "they hold with the DB's metadata")
+    q.add_argument("db", metavar="PATH")
+    q.add_argument("--write-metadata", action="store_true",
+                   help="write what the scan found as the DB's metadata (crossbow_meta.json)")
+    q.add_argument("--noprogress", dest="progress", action="store_false")
+    q.set_defaults(run=_run_check)
+    return p
+
+
+def _run_check(args):
+    result = check(args.db, write_metadata=args.write_metadata, progress=args.progress)
+    print(result["text"])
+    return 0 if result["agrees"] or args.write_metadata else 1
 
 
 def _write(args):

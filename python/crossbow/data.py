@@ -54,6 +54,12 @@ class ImageDB:
     ``min_crop_area`` overrides the smallest area fraction of a random-resized crop (0.08, as
     torchvision's ``scale[0]``); a transform without that crop refuses it.
 
+    ``read_order`` (when shuffling): ``random``, ``block`` (contiguous blocks of
+    ``block_records`` records, by default about 8 MiB of the DB, shuffled, and the records of 16
+    blocks at a time mixed: near-sequential reads for a DB larger than memory) or ``auto``
+    (block when the DB is larger than half of memory). ``block_records`` says what was chosen
+    (0: random).
+
     Iterating runs through the next epoch. Corrupt records are skipped, logged and counted:
     ``corrupt_records`` is the count of the epoch iterated last. Batches depend on ``seed``
     alone (not on ``workers``).
@@ -63,7 +69,8 @@ class ImageDB:
                  std=None, seed=0, workers=1, resize=None, random_resized_crop=False,
                  mean_image=None, scale=1.0 / 255.0, channels=None, rgb=False,
                  color_jitter=None, shuffle=None, num_classes=0, drop_last=False, slots=0,
-                 preset=None, input_size=None, min_crop_area=None, reduced_decode=True):
+                 preset=None, input_size=None, min_crop_area=None, reduced_decode=True,
+                 read_order="auto", block_records=0):
         if preset is not None:
             given = [name for name, value in (("crop", crop), ("pad", pad), ("resize", resize),
                                               ("random_resized_crop", random_resized_crop),
@@ -87,7 +94,8 @@ class ImageDB:
             shuffle=bool(train if shuffle is None else shuffle), seed=int(seed),
             workers=int(workers), slots=int(slots), num_classes=int(num_classes),
             drop_last=bool(drop_last), preset=preset or "", input_size=int(input_size or 0),
-            min_crop_area=float(min_crop_area or 0), reduced_decode=bool(reduced_decode))
+            min_crop_area=float(min_crop_area or 0), reduced_decode=bool(reduced_decode),
+            read_order=str(read_order), block_records=int(block_records))
         self._epoch = None
 
     def __len__(self):
@@ -102,6 +110,11 @@ class ImageDB:
                 yield images, labels
             if last:
                 return
+
+    @property
+    def block_records(self):
+        """Records per block of the read order; 0 where it is uniformly random."""
+        return self.source.block_records
 
     @property
     def shape(self):

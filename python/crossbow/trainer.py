@@ -197,7 +197,7 @@ def _source(db, builder, o, train):
     return ImageDB(os.fspath(db), o["batch_size"], train=train, preset=_preset(o, builder),
                    input_size=builder.input_shape[-1], mean=o.get("mean") or None,
                    std=o.get("std") or None, min_crop_area=o.get("min_crop_area") if train else None,
-                   seed=o["seed"], workers=o["workers"],
+                   seed=o["seed"], workers=o["workers"], read_order=o.get("read_order", "auto"),
                    num_classes=builder.num_classes).source
 
 

@@ -60,13 +60,15 @@ void BindConvert(py::module_& m) {
   m.def(
       "convert_imageset",
       [](const std::string& root, const std::string& list_file, const std::string& db,
-         int resize_width, int resize_height, bool shuffle, uint32_t seed, bool gray, bool encoded,
-         const std::string& encode_type, bool check_size, bool by_folder, bool overwrite,
-         bool progress) {
+         int resize_width, int resize_height, int resize_shorter, int max_side, bool shuffle,
+         uint32_t seed, bool gray, bool encoded, const std::string& encode_type, bool check_size,
+         bool by_folder, bool overwrite, bool progress) {
         ImagesetOptions options;
         static_cast<WriteOptions&>(options) = Write(overwrite, progress);
         options.resize_width = resize_width;
         options.resize_height = resize_height;
+        options.resize_shorter = resize_shorter;
+        options.max_side = max_side;
         options.shuffle = shuffle;
         options.seed = seed;
         options.gray = gray;
@@ -80,10 +82,10 @@ void BindConvert(py::module_& m) {
       },
       "Image files to an LMDB, as Caffe's convert_imageset; list_file is ignored with by_folder",
       py::arg("root"), py::arg("list_file"), py::arg("db"), py::arg("resize_width") = 0,
-      py::arg("resize_height") = 0, py::arg("shuffle") = false, py::arg("seed") = 0,
-      py::arg("gray") = false, py::arg("encoded") = false, py::arg("encode_type") = "",
-      py::arg("check_size") = false, py::arg("by_folder") = false, py::arg("overwrite") = false,
-      py::arg("progress") = true);
+      py::arg("resize_height") = 0, py::arg("resize_shorter") = 0, py::arg("max_side") = 0,
+      py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("gray") = false,
+      py::arg("encoded") = false, py::arg("encode_type") = "", py::arg("check_size") = false,
+      py::arg("by_folder") = false, py::arg("overwrite") = false, py::arg("progress") = true);
   m.def(
       "convert_mnist",
       [](const std::string& images, const std::string& labels, const std::string& db,
@@ -123,6 +125,24 @@ void BindConvert(py::module_& m) {
       py::arg("db"), py::arg("progress") = true);
 
   m.def(
+      "check_db",
+      [](const std::string& db, bool write_metadata, bool progress) {
+        DbCheck check;
+        {
+          py::gil_scoped_release release;
+          check = CheckDb(db, write_metadata, progress);
+        }
+        return py::dict(
+            py::arg("records") = check.found.records, py::arg("meta") = MetaToJson(check.found),
+            py::arg("recorded") =
+                check.recorded ? py::object(py::str(MetaToJson(*check.recorded))) : py::none(),
+            py::arg("agrees") = check.agrees(), py::arg("unparsed") = Skips(check.unparsed),
+            py::arg("text") = check.ToString());
+      },
+      "crossbow db check: a full scan of the DB, compared with its metadata (and written)",
+      py::arg("db"), py::arg("write_metadata") = false, py::arg("progress") = true);
+  m.def("records_read", &LmdbReader::RecordsRead, "records read from LMDBs by this process so far");
+  m.def(
       "parse_datum",
       [](const py::bytes& bytes) {
         const std::string_view view(bytes);
@@ -147,6 +167,11 @@ void BindConvert(py::module_& m) {
   py::class_<LmdbReader>(m, "LmdbReader", "Read-only LMDB: keys in order, values by index")
       .def(py::init<const std::string&>(), py::arg("path"))
       .def("__len__", &LmdbReader::size)
+      .def_property_readonly("meta",
+                             [](const LmdbReader& self) {
+                               return self.meta() ? py::object(py::str(MetaToJson(*self.meta())))
+                                                  : py::none();
+                             })
       .def("key", [](const LmdbReader& self, int64_t i) { return py::bytes(self.key(i)); })
       .def("get", [](const LmdbReader& self, int64_t i) {
         LmdbReader::Transaction txn(self);

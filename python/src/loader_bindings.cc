@@ -21,7 +21,8 @@ void BindLoader(py::module_& m) {
                        std::vector<float> mean_image, float scale, float brightness, float contrast,
                        float saturation, bool shuffle, uint64_t seed, int workers, int slots,
                        int num_classes, bool drop_last, const std::string& preset, int input_size,
-                       float min_crop_area, bool reduced_decode) {
+                       float min_crop_area, bool reduced_decode, const std::string& read_order,
+                       int64_t block_records) {
              LoaderOptions o;
              o.path = path;
              o.batch_size = batch_size;
@@ -56,6 +57,8 @@ void BindLoader(py::module_& m) {
              o.slots = slots;
              o.num_classes = num_classes;
              o.drop_last = drop_last;
+             o.read_order = read_order;
+             o.block_records = block_records;
              py::gil_scoped_release release;
              return std::make_shared<ImageLoader>(std::move(o));
            }),
@@ -68,8 +71,11 @@ void BindLoader(py::module_& m) {
            py::arg("shuffle") = true, py::arg("seed") = 0, py::arg("workers") = 1,
            py::arg("slots") = 0, py::arg("num_classes") = 0, py::arg("drop_last") = false,
            py::arg("preset") = "", py::arg("input_size") = 0, py::arg("min_crop_area") = 0.0f,
-           py::arg("reduced_decode") = true)
+           py::arg("reduced_decode") = true, py::arg("read_order") = "auto",
+           py::arg("block_records") = 0)
       .def_property_readonly("batches_per_epoch", &ImageLoader::batches_per_epoch)
+      .def_property_readonly("block_records", &ImageLoader::block_records)
+      .def_property_readonly("data_identity", &ImageLoader::DataIdentity)
       .def("corrupt_records", &ImageLoader::corrupt_records, py::arg("epoch"));
   m.def("input_presets", &crossbow::data::PresetNames, "the names of the input presets");
 }

@@ -249,6 +249,57 @@ TEST_F(ConvertTest, ImagesetResizeGrayShuffleEncoded) {
                "resize_width and resize_height must be given together");
 }
 
+// --resize_shorter and --max_side keep the aspect ratio, raw or encoded; an image they leave as
+// it is keeps its own bytes when encoded.
+TEST_F(ConvertTest, ImagesetResizeKeepingTheAspectRatio) {
+  const std::vector<std::pair<int, int>> sizes = {{40, 20}, {10, 30}, {12, 12}};  // w x h
+  std::string list;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    WriteFile("images/" + std::to_string(i) + ".ppm", Ppm(sizes[i].first, sizes[i].second, 9));
+    list += std::to_string(i) + ".ppm " + std::to_string(i) + "\n";
+  }
+  WriteFile("list.txt", list);
+  struct Case {
+    int shorter, max_side;
+    std::vector<std::pair<int, int>> expected;  // w x h
+  };
+  for (const Case& c :
+       {Case{10, 0, {{20, 10}, {10, 30}, {10, 10}}}, Case{0, 24, {{24, 12}, {8, 24}, {12, 12}}}}) {
+    for (bool encoded : {false, true}) {
+      ImagesetOptions options = imageset_;
+      options.resize_shorter = c.shorter;
+      options.max_side = c.max_side;
+      options.encoded = encoded;
+      const std::string db = "db" + std::to_string(c.shorter) + std::to_string(encoded);
+      ConvertImageset(Path("images"), Path("list.txt"), Path(db), options);
+      const auto records = ReadBack(db);
+      ASSERT_EQ(records.size(), sizes.size());
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        const Datum& d = records[i].second;
+        SCOPED_TRACE(db + " record " + std::to_string(i));
+        EXPECT_EQ(d.encoded, encoded);
+        EXPECT_EQ(d.width, c.expected[i].first);
+        EXPECT_EQ(d.height, c.expected[i].second);
+        if (!encoded) EXPECT_EQ(d.data.size(), 3u * d.width * d.height);
+        const bool kept = c.expected[i] == sizes[i];
+        if (encoded) EXPECT_EQ(d.data == Ppm(sizes[i].first, sizes[i].second, 9), kept);
+        if (encoded && !kept) {  // re-encoded at the new size
+          EXPECT_EQ(d.data.substr(0, 2), "P6");
+          EXPECT_NE(d.data.find(std::to_string(d.width) + " " + std::to_string(d.height)),
+                    std::string::npos);
+        }
+      }
+      const std::optional<DbMeta> meta = ReadMeta(Path(db));
+      ASSERT_TRUE(meta.has_value());
+      EXPECT_EQ(meta->height.max, c.shorter ? 30 : 24);
+    }
+  }
+  imageset_.resize_shorter = 10;
+  imageset_.max_side = 20;
+  EXPECT_ERROR(ConvertImageset(Path("images"), Path("list.txt"), Path("x"), imageset_), ValueError,
+               "give one of resize_width/resize_height, resize_shorter and max_side");
+}
+
 TEST_F(ConvertTest, ImageFoldersSortedClassesAndLabelList) {
   for (const std::string cls : {"zebra", "ant", "moth"})
     fs::create_directories(root_ / "images" / cls);

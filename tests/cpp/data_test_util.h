@@ -10,6 +10,7 @@
 
 #include "data/datum.h"
 #include "data/lmdb_io.h"
+#include "data/loader.h"
 
 namespace crossbow::data::testing {
 
@@ -71,6 +72,16 @@ inline void WriteDb(const std::string& path, const std::vector<std::string>& val
     std::snprintf(key, sizeof(key), "%08zu", i);
     writer.Put(key, values[i]);
   }
+}
+
+// A loader of `path` in batches of 4, labels checked against `num_classes` (0: not checked).
+inline LoaderOptions SmallBatches(const std::string& path, int num_classes, int workers) {
+  LoaderOptions options;
+  options.path = path;
+  options.batch_size = 4;
+  options.workers = workers;
+  options.num_classes = num_classes;
+  return options;
 }
 
 }  // namespace crossbow::data::testing

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "data/label_range.h"
+#include "data/converters.h"
 #include "data/loader.h"
 #include "data_test_util.h"
 #include "tests/cpp/expect_error.h"
@@ -31,27 +31,41 @@ std::vector<std::string> Records(int n, const std::function<int(int)>& label) {
 }
 
 LoaderOptions Options(const std::string& path, int num_classes = 0) {
-  LoaderOptions options;
-  options.path = path;
-  options.batch_size = 4;
-  options.workers = 2;
-  options.num_classes = num_classes;
-  return options;
+  return testing::SmallBatches(path, num_classes, 2);
 }
 
 void ExpectContains(const std::string& text, const std::vector<std::string>& words) {
   for (const std::string& word : words) EXPECT_NE(text.find(word), std::string::npos) << text;
 }
 
-TEST(LoaderFaults, LabelsOutsideTheClassesRefuseTheDbNamingTheRecord) {
+// Reads one epoch, releasing each batch.
+void ReadEpoch(ImageLoader* loader) {
+  for (;;) {
+    const Batch* batch = loader->Acquire();
+    const bool last = batch->last_in_epoch;
+    loader->Release(batch);
+    if (last) return;
+  }
+}
+
+// A DB without metadata (as Caffe makes one) is checked as its records are read.
+TEST(LoaderFaults, LabelsOutsideTheClassesStopTheRunNamingTheRecord) {
   TempDir dir;
   WriteDb(dir / "db", Records(40, [](int i) { return i == 17 ? 12 : i % 10; }));
-  ExpectContains(ErrorOf([&] { ImageLoader loader(Options(dir / "db", 10)); }),
+  ExpectContains(ErrorOf([&] {
+                   ImageLoader loader(Options(dir / "db", 10));
+                   ReadEpoch(&loader);
+                 }),
                  {dir / "db", "record 00000017", "label 12", "--num-classes"});
   ImageLoader unchecked(Options(dir / "db"));  // num_classes 0 checks nothing
+  ReadEpoch(&unchecked);
   ImageLoader enough(Options(dir / "db", 13));
+  ReadEpoch(&enough);
   WriteDb(dir / "negative", Records(8, [](int i) { return i == 3 ? -1 : 0; }));
-  ExpectContains(ErrorOf([&] { ImageLoader loader(Options(dir / "negative", 10)); }),
+  ExpectContains(ErrorOf([&] {
+                   ImageLoader loader(Options(dir / "negative", 10));
+                   ReadEpoch(&loader);
+                 }),
                  {"record 00000003", "label -1"});
 }
 
@@ -61,11 +75,11 @@ TEST(LoaderFaults, LabelsTxtWithMoreClassesThanTheNetIsRefused) {
   std::ofstream(dir / "db/labels.txt") << "cat\ndog\nbird\n";
   ExpectContains(ErrorOf([&] { ImageLoader loader(Options(dir / "db", 2)); }),
                  {"labels.txt names 3 classes", "has 2"});
-  const LabelRange range = ScanLabels(dir / "db");
-  EXPECT_EQ(range.names, 3);
-  EXPECT_EQ(range.min, 0);
-  EXPECT_EQ(range.max, 1);
-  EXPECT_EQ(range.max_key, "00000001");
+  const DbCheck check = CheckDb(dir / "db", /*write_meta=*/false, /*progress=*/false);
+  EXPECT_EQ(check.found.classes, 3);
+  EXPECT_EQ(check.found.min_label, 0);
+  EXPECT_EQ(check.found.max_label, 1);
+  EXPECT_EQ(check.found.max_key, "00000001");
 }
 
 TEST(LoaderFaults, ATruncatedDataFileIsRefusedAtOpenWithBothSizes) {

@@ -94,12 +94,14 @@ def test_corrupt_records_are_skipped_and_counted(tmp_path):
     assert data.corrupt_records == 3
 
 
-def test_a_label_beyond_the_classes_refuses_the_db_naming_the_record(tmp_path):
+def test_a_label_beyond_the_classes_stops_the_epoch_naming_the_record(tmp_path):
+    """A DB without metadata (as Caffe writes one) is checked as its records are read."""
     values = [datum(image(i), i) for i in range(8)]
     values[5] = datum(image(5), 42)
     db = write_db(tmp_path / "db", values)
+    data = ImageDB(db, batch_size=3, train=False, num_classes=10)
     with pytest.raises(ValueError, match=r"record \S*5 has label 42, outside \[0, 10\)"):
-        ImageDB(db, batch_size=3, train=False, num_classes=10)
+        list(data)
     assert len(list(ImageDB(db, batch_size=3, train=False, num_classes=43))) == 3
 
 

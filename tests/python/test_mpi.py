@@ -206,3 +206,42 @@ def test_a_dead_or_hung_rank_ends_the_job_with_a_message(tmp_path, how):
     else:
         assert re.search(r"on rank 0 of 2 timed out after (19\d\d|2000) ms: another rank died, "
                          r"hangs or stopped training", output), output
+
+
+def test_ranks_compare_their_data_by_its_metadata(tmp_path):
+    """Each rank reads its DB's metadata, not its records, and the ranks compare it: DBs of one
+    size whose labels differ are refused before training."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_data import datum, write_db
+    from crossbow import convert
+    rng = np.random.default_rng(1)
+    dbs = []
+    for name, classes in (("a", 10), ("b", 9)):
+        dbs.append(write_db(tmp_path / name, [datum(rng.integers(0, 255, (1, 28, 28)),
+                                                    i % classes) for i in range(80)]))
+        convert.check(dbs[-1], write_metadata=True, progress=False)
+    ckpt = str(tmp_path / "c")
+    p = _run(_mpmd(_train(dbs[0], ckpt), _train(dbs[1], ckpt)))
+    assert p.returncode != 0, p.stdout + p.stderr
+    assert "rank 1 differs from rank 0 in training data: 80 records, labels 0..8" in p.stderr, \
+        p.stderr
+
+
+def test_each_rank_reads_a_few_records_before_training_whatever_the_db_size(tmp_path):
+    """Start-up reads the metadata, not the records: each of 2 ranks reads the probe and the
+    batches its ring holds (4 slots of 4 records, filled before sharding and again after) and
+    the next one, 37 records, not the 3,000 of the DB."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_data import datum, write_db
+    from crossbow import convert
+    rng = np.random.default_rng(2)
+    db = write_db(tmp_path / "db", [datum(rng.integers(0, 255, (1, 28, 28)), i % 10)
+                                    for i in range(3000)])
+    convert.check(db, write_metadata=True, progress=False)
+    job = os.path.join(os.path.dirname(__file__), "mpi_data_job.py")
+    p = _run(_mpirun(2) + [sys.executable, job, db])
+    assert p.returncode == 0, p.stdout + p.stderr
+    read = {int(line.split()[2]): int(line.split()[3]) for line in p.stdout.splitlines()
+            if line.startswith("RECORDS_READ")}
+    assert sorted(read) == [0, 1], p.stdout
+    assert all(count <= 1 + (2 * 4 + 1) * 4 for count in read.values()), read

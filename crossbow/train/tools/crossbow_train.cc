@@ -94,6 +94,7 @@ std::shared_ptr<data::ImageLoader> Source(const std::string& db, bool train, con
   l.shuffle = train;
   l.seed = o["seed"];
   l.workers = o["workers"];
+  l.read_order = o["read_order"];
   l.num_classes = Get(o, "num_classes", 0);
   return std::make_shared<data::ImageLoader>(std::move(l));
 }

@@ -1,0 +1,169 @@
+"""`scripts/bench_data.py imagenet`: the input pipeline at ImageNet's shape, on the ImageNet-like
+JPEGs of scripts/make_imagenet_like.py (made once under --scratch), against torchvision's
+ImageFolder + DataLoader with the same transforms in the same run (the peer Python of
+scripts/peer.py; skipped, saying why, where it cannot import torch).
+
+Workloads (images/s per decode core, medians of --rounds):
+  jpeg-full    original JPEGs -> RandomResizedCrop 224 + flip + normalise, full decode
+  jpeg-reduced the same with reduced-size JPEG decoding (Crossbow only)
+  raw160-S     raw records at shorter side 160 -> RandomResizedCrop S (S = 128, 160, 192)
+and, for the raw-160 DB: time to the first batch and peak RSS of a fresh process, and with
+--cold (root: it drops the page cache) throughput from a cold cache for both read orders.
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import bench_data
+import make_imagenet_like
+import peer
+from crossbow import convert
+from crossbow.data import ImageDB
+
+PEER = r"""
+import json, sys, time, torch
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms as T
+spec = json.loads(sys.argv[1])
+torch.set_num_threads(1)
+tf = T.Compose([T.RandomResizedCrop(spec["crop"]), T.RandomHorizontalFlip(), T.ToTensor(),
+                T.Normalize(spec["mean"], spec["std"])])
+loader = DataLoader(datasets.ImageFolder(spec["folder"], transform=tf), batch_size=spec["batch"],
+                    shuffle=True, num_workers=spec["workers"])
+it = iter(loader)
+next(it)
+start, seen = time.perf_counter(), 0
+while seen < spec["images"]:
+    seen += len(next(it)[1])
+print(json.dumps({"images": seen, "seconds": time.perf_counter() - start}))
+"""
+
+FIRST_BATCH = r"""
+import json, sys, time
+start = time.perf_counter()
+from crossbow.data import ImageDB
+db = ImageDB(sys.argv[1], 64, preset="imagenet", input_size=128, workers=1, num_classes=1000)
+db.source.next_batch()
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forked parent through exec.
+hwm = next(line for line in open("/proc/self/status") if line.startswith("VmHWM"))
+print(json.dumps({"seconds": time.perf_counter() - start, "rss_mb": int(hwm.split()[1]) / 1024}))
+"""
+
+
+def prepare(scratch, train, scale, workers):
+    """The JPEG folders and the two DBs (original JPEGs; raw at shorter side 160)."""
+    root = os.path.join(scratch, f"imagenet_like_{train}_{scale}")
+    if not os.path.exists(os.path.join(root, "val.txt")):
+        make_imagenet_like.main([root, "--train", str(train), "--val", "0", "--scale", str(scale),
+                                 "--classes", str(min(1000, train)), "--workers", str(workers)])
+    dbs = {"jpeg": dict(encoded=True), "raw160": dict(resize_shorter=160)}
+    out = {}
+    for name, flags in dbs.items():
+        db = os.path.join(scratch, f"{name}_{train}_{scale}")
+        if not os.path.exists(os.path.join(db, "data.mdb")):
+            started = time.perf_counter()
+            convert.image_folders(os.path.join(root, "train"), db, shuffle=True, **flags)
+            print(f"converted {name} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        out[name] = db
+    return os.path.join(root, "train"), out
+
+
+def crossbow_rate(db, crop, images, batch, workers, **options):
+    source = ImageDB(db, batch, preset="imagenet", input_size=crop, workers=workers, **options)
+    return bench_data.timed_rate(source.source, images)
+
+
+def peer_rate(python, folder, crop, images, batch, workers):
+    spec = dict(folder=folder, crop=crop, images=images, batch=batch, workers=workers,
+                mean=bench_data.MEAN, std=bench_data.STD)
+    out = subprocess.run([python, "-c", PEER, json.dumps(spec)], env=peer.env(),
+                         capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return result["images"] / result["seconds"]
+
+
+def first_batch(db):
+    out = subprocess.run([sys.executable, "-c", FIRST_BATCH, db], capture_output=True, text=True,
+                         check=True, env={**os.environ, "GLOG_minloglevel": "1"})
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def cpu_name():
+    with open("/proc/cpuinfo") as f:
+        return next((line.split(":", 1)[1].strip() for line in f
+                     if line.startswith("model name")), "unknown")
+
+
+def drop_caches():
+    """True where the page cache could be dropped (root)."""
+    try:
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("1\n")
+        return True
+    except OSError:
+        return False
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="bench_data.py imagenet",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--train", type=int, default=20_000, help="images in the data set")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="image sides times this (small images: many records fast)")
+    parser.add_argument("--images", type=int, default=1024, help="timed images per run")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--workers", type=int, default=1, help="decode workers (cores)")
+    parser.add_argument("--scratch", default="/tmp/crossbow_bench_imagenet")
+    parser.add_argument("--cold", action="store_true",
+                        help="also cold-cache throughput per read order (root: drops caches)")
+    peer.add_argument(parser)
+    args = parser.parse_args(argv)
+    try:
+        info = peer.describe(args.peer_python)
+        print(peer.banner(info), flush=True)
+    except RuntimeError as e:
+        info = None
+        print(f"peer skipped: {e}", flush=True)
+    folder, dbs = prepare(args.scratch, args.train, args.scale, os.cpu_count())
+    runs = {"jpeg-full": (dbs["jpeg"], 224, dict(reduced_decode=False)),
+            "jpeg-reduced": (dbs["jpeg"], 224, {})}
+    runs.update({f"raw160-{s}": (dbs["raw160"], s, {}) for s in (128, 160, 192)})
+    rates = {name: [] for name in runs}
+    peer_rates = []
+    for _ in range(args.rounds):
+        for name, (db, crop, options) in runs.items():
+            rates[name].append(crossbow_rate(db, crop, args.images, args.batch, args.workers,
+                                             **options))
+        if info:
+            peer_rates.append(peer_rate(args.peer_python, folder, 224, args.images, args.batch,
+                                        args.workers))
+    results = {name: statistics.median(r) / args.workers for name, r in rates.items()}
+    torchvision = statistics.median(peer_rates) / args.workers if peer_rates else None
+    print(f"{'workload':<14} {'crossbow img/s/core':>20} {'torchvision':>12}")
+    for name, ours in results.items():
+        theirs = torchvision if name == "jpeg-full" else None
+        print(f"{name:<14} {ours:>20.0f} {theirs or float('nan'):>12.0f}")
+    start = first_batch(dbs["raw160"])
+    print(f"first batch of {dbs['raw160']} ({args.train} records): {start['seconds']:.2f} s, "
+          f"peak RSS {start['rss_mb']:.0f} MB")
+    cold = {}
+    if args.cold:
+        for order in ("random", "block"):
+            if not drop_caches():
+                print("cold-cache runs skipped: dropping the page cache needs root")
+                break
+            cold[order] = crossbow_rate(dbs["raw160"], 128, args.images, args.batch,
+                                        args.workers, read_order=order)
+            print(f"cold cache, {order} order: {cold[order]:.0f} images/s")
+    print(json.dumps(dict(bench="data_imagenet", records=args.train, workers=args.workers,
+                          cpu=cpu_name(), images_per_s_per_core=results,
+                          torchvision_images_per_s_per_core=torchvision, first_batch=start,
+                          cold=cold, peer=info, self_rss_mb=resource.getrusage(
+                              resource.RUSAGE_SELF).ru_maxrss / 1024)))
