@@ -4,7 +4,12 @@ nets/lenet.py, layer for layer, for crossbow.interop (torch_names.py maps their 
 VGG16: ``features`` numbered as torchvision's vgg16_bn (Conv2d with bias, BatchNorm2d, ReLU;
 MaxPool2d), so its convolutions load torchvision's feature weights too; then one Linear,
 ``classifier``, from the 512 channels of the last 1x1 map. The CIFAR ResNets' twin is
-scripts/torch_resnet.py; ResNet-50's is torchvision.models.resnet50. Needs torch only."""
+scripts/torch_resnet.py; ResNet-50's is torchvision.models.resnet50.
+
+resnet18d, resnet50d: torchvision's ResNet made into timm's ResNet-D (Bag of Tricks): the stem
+conv1 = Sequential(conv 3x3/2 to 32, bn, relu, conv 32, bn, relu, conv 64) before bn1, and each
+projection shortcut downsample = Sequential(AvgPool2d 2x2 at the block's stride (Identity at
+stride 1), conv 1x1 stride 1, bn), with timm's state_dict names. Needs torch and torchvision."""
 import torch.nn as nn
 
 VGG16 = (64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M",
@@ -50,3 +55,37 @@ def vgg16(classes=10):
 
 def lenet(classes=10):
     return LeNet(classes)
+
+
+def _deep_stem():
+    def conv(cin, cout, stride):
+        return nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+    return nn.Sequential(conv(3, 32, 2), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
+                         conv(32, 32, 1), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
+                         conv(32, 64, 1))
+
+
+def _resnet_d(make, classes):
+    net = make(num_classes=classes)
+    net.conv1 = _deep_stem()
+    for stage in (net.layer1, net.layer2, net.layer3, net.layer4):
+        for block in stage:
+            if block.downsample is None:
+                continue
+            conv, bn = block.downsample
+            stride = conv.stride[0]
+            pool = (nn.AvgPool2d(2, stride, ceil_mode=True, count_include_pad=False)
+                    if stride > 1 else nn.Identity())
+            block.downsample = nn.Sequential(
+                pool, nn.Conv2d(conv.in_channels, conv.out_channels, 1, bias=False), bn)
+    return net
+
+
+def resnet18d(classes=1000):
+    import torchvision
+    return _resnet_d(torchvision.models.resnet18, classes)
+
+
+def resnet50d(classes=1000):
+    import torchvision
+    return _resnet_d(torchvision.models.resnet50, classes)

@@ -1,7 +1,8 @@
 """Which PyTorch state_dict key holds each parameter and statistic of a zoo net.
 
 Twins: torchvision's ``resnet18``, ``resnet34`` and ``resnet50`` (101 and 152 alike) for the
-ImageNet ResNets; ``scripts/torch_resnet.py`` for the CIFAR ResNets; ``scripts/torch_twins.py``
+ImageNet ResNets, timm's naming for their D variants (``resnet18d``, ``resnet50d``; the twin in
+``scripts/torch_twins.py``); ``scripts/torch_resnet.py`` for the CIFAR ResNets; ``scripts/torch_twins.py``
 for VGG-16 (torchvision's ``vgg16_bn`` features, then one Linear named ``classifier``) and LeNet.
 A layer maps to a module path; its blobs map to that module's tensors:
 
@@ -43,6 +44,20 @@ def _imagenet_resnet(layer):
     return "fc" if layer == "fc" else None
 
 
+# ResNet-D (timm): the deep stem is conv1 = Sequential(conv, bn, relu, conv, bn, relu, conv)
+# with bn1 after it, and a projection shortcut is downsample = Sequential(pool, conv, bn).
+_DEEP_STEM = {"conv1a_conv": "conv1.0", "conv1a_bn": "conv1.1", "conv1b_conv": "conv1.3",
+              "conv1b_bn": "conv1.4", "conv1c_conv": "conv1.6", "conv1c_bn": "bn1"}
+
+
+def _resnet_d(layer):
+    if layer in _DEEP_STEM:
+        return _DEEP_STEM[layer]
+    path = _imagenet_resnet(layer)
+    m = re.fullmatch(r"(.*\.downsample)\.(\d)", path or "")
+    return f"{m[1]}.{int(m[2]) + 1}" if m else path
+
+
 def _vgg(builder):
     """torchvision's vgg16_bn numbering: Conv2d, BatchNorm2d, ReLU per layer, MaxPool2d."""
     places, index = {}, 0
@@ -65,7 +80,9 @@ def _module_rule(builder):
         return _lenet
     if name.startswith("vgg"):
         return _vgg(builder)
-    m = re.fullmatch(r"resnet(\d+)", name)
+    m = re.fullmatch(r"resnet(\d+)(d?)", name)
+    if m and m[2]:
+        return _resnet_d
     if m and builder.input_shape == (3, 32, 32):
         return _cifar_resnet(int(m[1]))
     if m:

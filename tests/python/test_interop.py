@@ -34,10 +34,10 @@ def _twin(net):
     import torch_resnet
     import torch_twins
     import torchvision
+    if net in ("lenet", "vgg16", "resnet18d", "resnet50d"):
+        return getattr(torch_twins, net)()
     if net in crossbow.nets.IMAGENET:
         return getattr(torchvision.models, net)()
-    if net in ("lenet", "vgg16"):
-        return getattr(torch_twins, net)()
     return torch_resnet.cifar_resnet(int(net[len("resnet"):]))
 
 

@@ -123,7 +123,7 @@ def test_the_registry_has_no_forward_operator_without_an_onnx_rule():
     """A new operator needs an ONNX rule in onnx_export.CONVERTERS, or a place in
     TRAINING_ONLY (it needs labels, so no inference graph has it)."""
     names = {n for n, _ in crossbow.operators() if not n.endswith(("Gradient", "Fill"))}
-    solver = {"MomentumSGD"}  # the learner's update, not part of a net
+    solver = {"MomentumSGD", "AdamW", "Lookahead"}  # the optimisers (optimizer_ops.cc), not nets
     assert names - solver - set(onnx_export.CONVERTERS) - set(onnx_export.TRAINING_ONLY) == set()
 
 
