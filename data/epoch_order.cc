@@ -50,11 +50,6 @@ std::vector<int64_t> EpochOrder(int64_t records, uint64_t seed, int64_t epoch, b
   return order;
 }
 
-const std::vector<std::string>& ReadOrderNames() {
-  static const std::vector<std::string> names = {"auto", "random", "block"};
-  return names;
-}
-
 bool UseBlockOrder(const std::string& read_order, uint64_t db_bytes, uint64_t ram_bytes) {
   const auto& names = ReadOrderNames();
   CROSSBOW_ENFORCE_VALUE(std::find(names.begin(), names.end(), read_order) != names.end(),

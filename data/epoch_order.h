@@ -20,7 +20,12 @@ std::vector<int64_t> EpochOrder(int64_t records, uint64_t seed, int64_t epoch, b
 // file is larger than half the machine's memory (it cannot stay in the page cache), else random.
 // A ValueError naming the choices for another name.
 bool UseBlockOrder(const std::string& read_order, uint64_t db_bytes, uint64_t ram_bytes);
-const std::vector<std::string>& ReadOrderNames();
+// Inline, so that the option table (libcrossbow, which does not link the data library) takes
+// the names from here.
+inline const std::vector<std::string>& ReadOrderNames() {
+  static const std::vector<std::string> names = {"auto", "random", "block"};
+  return names;
+}
 // Physical memory of this machine, in bytes.
 uint64_t PhysicalMemory();
 // Records in a block of about 8 MiB of the DB's data (at least 16).

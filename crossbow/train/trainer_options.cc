@@ -17,6 +17,7 @@
 #include "crossbow/engine/sync/synchroniser.h"
 #include "crossbow/train/option_values.h"
 #include "crossbow/train/trainer_config.h"
+#include "data/epoch_order.h"
 
 namespace crossbow {
 namespace {
@@ -285,9 +286,7 @@ const std::vector<Entry>& TableEntries() {
                       "instead of stopping"),
       PerRank(CROSSBOW_DATA("workers", Type::kInt, "threads", Above(0),
                             "data loader threads per source", 2)),
-      CROSSBOW_DATA("read_order", Type::kString, "", OneOf([] {
-                      return std::vector<std::string>{"auto", "random", "block"};
-                    }),
+      CROSSBOW_DATA("read_order", Type::kString, "", OneOf(data::ReadOrderNames),
                     "training order: random (uniform), block (contiguous blocks of about 8 MiB "
                     "shuffled, records mixed within 16 blocks: near-sequential reads for a DB "
                     "larger than memory) or auto (block when the DB is larger than half of "
