@@ -14,7 +14,7 @@ struct AutotunerOptions {
   // Settings measured past the best before the search stops: a gain below the threshold is
   // often followed by a larger one (a GPU's occupancy grows in steps).
   int look_ahead = 2;
-  int max_learners = 64;   // per device
+  int max_learners = 64;  // per device
   // For all learners; 0: the engine's budget (the host's available memory, or on GPUs what
   // they have free), or in Run(measure, memory) the host's available memory.
   size_t memory_limit_bytes = 0;

@@ -8,8 +8,8 @@
 
 #include "crossbow/core/batch_source.h"
 #include "crossbow/engine/autotuner.h"
-#include "crossbow/train/checkpoint.h"
 #include "crossbow/engine/engine.h"
+#include "crossbow/train/checkpoint.h"
 #include "crossbow/train/lr_policy.h"
 
 namespace crossbow {
