@@ -33,12 +33,11 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from torch_cifar import MEAN, STD, hits  # noqa: E402
 from torch_modes import prepare  # noqa: E402
 from torch_resnet import cifar_resnet  # noqa: E402
 
 RECORD = 1 + 3 * 32 * 32  # a label byte, then the red, green and blue planes
-MEAN = (0.4914, 0.4822, 0.4465)
-STD = (0.2470, 0.2435, 0.2616)
 DROPS = (0.5, 0.75)
 GOYAL_WARMUP = 5 / 90
 
@@ -55,9 +54,7 @@ def records(path, device):
 
 
 def normalise(x):
-    mean = torch.tensor(MEAN, device=x.device).view(1, 3, 1, 1)
-    std = torch.tensor(STD, device=x.device).view(1, 3, 1, 1)
-    return (x.float() / 255 - mean) / std
+    return (x.float() / 255 - MEAN.to(x.device)) / STD.to(x.device)
 
 
 def augment(x):
@@ -84,13 +81,6 @@ def learning_rate(recipe, batch, position, epochs):
     if position < warmup:
         return 0.1 + (peak - 0.1) * position / warmup
     return peak * 0.1 ** sum(position >= f * epochs for f in DROPS)
-
-
-def hits(logits, y):
-    """Crossbow's scoring rule (core/top_k.h): a tie or a NaN in the row is a miss."""
-    target = logits.gather(1, y[:, None])
-    others = (logits >= target).sum(1) - 1
-    return int(((others < 1) & ~torch.isnan(logits).any(1)).sum())
 
 
 def score(model, layout, x, y, half):

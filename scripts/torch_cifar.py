@@ -1,12 +1,12 @@
 """CIFAR-10 for the PyTorch peer of bench_train.py (hardware and statistical runs): the JPEG
 folders decoded once into memory, augmented as Crossbow's loader does, and scored with
-Crossbow's rule. Needs torch and torchvision; runs under the peer's Python."""
+Crossbow's rule. Needs torch (and torchvision to read the JPEG folders); runs under the peer's
+Python. gpu_tta.sh's PyTorch side takes its statistics and scoring from here too."""
 import os
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-import torchvision
 
 MEAN = torch.tensor([0.4914, 0.4822, 0.4465]).view(3, 1, 1)
 STD = torch.tensor([0.2470, 0.2435, 0.2616]).view(3, 1, 1)
@@ -16,6 +16,7 @@ def pixels(folder, work, split):
     """The split's images decoded once into uint8 NCHW (cached in `work`) and labels."""
     cache = os.path.join(work, f"torch_{split}_pixels.npz")
     if not os.path.exists(cache):
+        import torchvision  # here alone: the GPU machine's PyTorch may come without it
         images = torchvision.datasets.ImageFolder(os.path.join(folder, split))
         x = np.stack([np.asarray(images.loader(p).convert("RGB")) for p, _ in images.samples])
         np.savez(cache, x=x.transpose(0, 3, 1, 2), y=np.array(images.targets, np.int64))
