@@ -38,6 +38,28 @@ def test_only_goyals_published_recipe_starts_each_residual_branch_at_zero():
         assert "zero_init_residual" not in recipes.get("he-resnet20").options(variant)
 
 
+def test_every_recipe_passes_the_option_table_in_both_variants():
+    from crossbow.trainer import checked_options
+    for recipe in recipes.RECIPES.values():
+        for variant in recipes.VARIANTS:
+            o = recipe.options(variant, epochs=4)
+            checked_options({k: v for k, v in o.items() if k != "net"})
+
+
+def test_the_fastai_leaderboard_recipe_is_ranger_with_flat_then_cosine():
+    five = recipes.get("fastai-imagenette-5ep")
+    assert five.published_top1 == 0.8577 and recipes.get("fastai-imagenette-20ep").epochs == 20
+    o = five.options("published")
+    assert (o["lr"], o["batch_size"] * int(o["learners"]), o["optimizer"], o["lookahead_k"],
+            o["lookahead_alpha"], o["betas"], o["eps"]) == (8e-3, 64, "radam", 6, 0.5,
+                                                              [0.95, 0.99], 1e-6)
+    assert (o["lr_policy"], o["flat_fraction"], o["warmup"]) == ("flatcos", 0.75, 0)
+    assert (o["weight_decay"], o["bias_decay"], o["label_smoothing"]) == (1e-2, False, 0.1)
+    sma = five.options("sma", epochs=20)
+    assert sma["lr"] == pytest.approx(8e-3 * (16 / 64) ** 0.5) and sma["sync"] == "sma"
+    assert (sma["lr_policy"], sma["flat_fraction"], sma["warmup"]) == ("flatcos", 0.75, 1.0)
+
+
 def test_published_figures_are_the_papers():
     top1 = {n: recipes.get(f"he-{n}").published_top1
             for n in ("resnet20", "resnet32", "resnet56", "resnet110")}
