@@ -16,6 +16,18 @@ bool LrPolicyEnds(const std::string& policy) {
   return policy == "poly" || policy == "cosine" || policy == "flatcos";
 }
 
+std::vector<std::string> LearnerScalingNames() { return {"none", "sqrt", "linear"}; }
+
+double LearnerScale(const std::string& scaling, int learners) {
+  CROSSBOW_ENFORCE_VALUE(learners >= 1, "a job has at least one learner, got ", learners);
+  if (scaling == "sqrt") return std::sqrt(static_cast<double>(learners));
+  if (scaling == "linear") return learners;
+  const std::vector<std::string> names = LearnerScalingNames();
+  CROSSBOW_ENFORCE_VALUE(scaling == "none", "unknown learner scaling '", scaling, "'; expected ",
+                         JoinNames(names), DidYouMean(scaling, names));
+  return 1;
+}
+
 // The values of single options (base_lr, gamma, warmup ...) are the option table's to check
 // (trainer_options.cc); what is checked here is what a policy needs of them together.
 LrPolicy::LrPolicy(LrPolicyOptions options) : options_(std::move(options)) {

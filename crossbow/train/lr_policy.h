@@ -32,12 +32,20 @@ struct LrPolicyOptions {
   double flat = 0.75;         // flatcos: the share of [0, max] at base_lr
   double warmup = 0;          // 0: no warm-up
   double warmup_start = 0.1;  // warm-up's first factor
+  std::string learner_scaling = "none";  // LearnerScale's rule
 };
 
 // The policies, as --lr-policy names them.
 std::vector<std::string> LrPolicyNames();
 // Whether the policy ends at max (poly, cosine, flatcos), which the trainer sets from epochs.
 bool LrPolicyEnds(const std::string& policy);
+
+// The factor of every learner's rate for a job of `learners` learners (all devices and ranks),
+// by --lr-learner-scaling: none (1), sqrt (sqrt(learners)) or linear (learners). The learners
+// share an epoch's images, so each takes 1/learners of its steps; sqrt keeps the square-root
+// rule on the images of an iteration (docs/design/engine.md, "The small-batch rule").
+std::vector<std::string> LearnerScalingNames();
+double LearnerScale(const std::string& scaling, int learners);
 
 class LrPolicy {
  public:

@@ -110,6 +110,7 @@ class Trainer::Loop {
     return {options.begin(), options.end()};
   }
   double EpochPosition() const { return static_cast<double>(info_.images) / epoch_size_; }
+  int JobLearners() const { return engine_.num_learners() * (t_.group_ ? t_.group_->size() : 1); }
   double Elapsed() const { return info_.elapsed_s + Since(segment_start_); }
   void Resume(const std::string& path, const LrPolicy& policy);
 
@@ -217,8 +218,13 @@ TrainResult Trainer::Loop::Run() {
   EpochCheckpointDue();  // counts the intervals already behind a resumed run
   int64_t epochs_done = info_.images / epoch_size_;
   result_.stop_reason = ShouldStop();  // a resumed run that had finished trains no more
+  const double scale = LearnerScale(o_.lr.learner_scaling, JobLearners());
+  if (scale != 1) {
+    LOG(INFO) << "learning rate x" << scale << " for " << JobLearners() << " learners (--lr-"
+              << "learner-scaling " << o_.lr.learner_scaling << ")";
+  }
   while (result_.stop_reason.empty()) {
-    Step(policy.At(EpochPosition()));
+    Step(scale * policy.At(EpochPosition()));
     const int64_t iteration = engine_.iteration();
     const bool epoch_end = info_.images / epoch_size_ > epochs_done;
     epochs_done = info_.images / epoch_size_;

@@ -110,6 +110,9 @@ const std::vector<Entry>& TableEntries() {
                        "linear warm-up of the rate (composes with any policy)"),
       CROSSBOW_TRAINER("warmup_start", lr.warmup_start, "", Within(0, 1),
                        "warm-up's first factor of the rate"),
+      CROSSBOW_TRAINER("lr_learner_scaling", lr.learner_scaling, "", OneOf(LearnerScalingNames),
+                       "each learner's rate times none (1), sqrt (the square root of the job's "
+                       "learners, once the autotuner has chosen them) or linear (their number)"),
       CROSSBOW_NET("momentum", Type::kFloat, "", Fraction(), "learner momentum", 0.9),
       CROSSBOW_NET("nesterov", Type::kBool, "", Any(),
                    "learners take Nesterov momentum steps (in --momentum-convention's convention: "

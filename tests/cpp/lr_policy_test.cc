@@ -102,5 +102,22 @@ TEST(LrPolicy, CosineAndFlatCosAfterTheWarmUp) {
   EXPECT_DOUBLE_EQ(Make("flatcos", o).At(7), 0.4);
 }
 
+TEST(LrPolicy, LearnerScalingGrowsTheRateWithTheJobsLearners) {
+  for (int n : {1, 2, 8}) {
+    EXPECT_EQ(LearnerScale("none", n), 1.0);
+    EXPECT_DOUBLE_EQ(LearnerScale("sqrt", n), std::sqrt(static_cast<double>(n)));
+    EXPECT_EQ(LearnerScale("linear", n), n);
+  }
+  EXPECT_THROW(LearnerScale("sqrt", 0), ValueError);
+  try {
+    LearnerScale("sqr", 2);
+    FAIL() << "an unknown scaling was accepted";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown learner scaling 'sqr'; expected none, sqrt"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace crossbow

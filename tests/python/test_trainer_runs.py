@@ -39,6 +39,19 @@ def test_warmup_ramps_the_learning_rate_then_holds_it(tmp_path):
     assert flat["stop_reason"] == "epochs"
 
 
+def test_learner_scaling_multiplies_the_rate_by_the_learner_count(tmp_path):
+    rates = {}
+    for scaling, learners in (("none", 2), ("sqrt", 2), ("linear", 3), ("sqrt", 1)):
+        _, records = run(tmp_path, f"{scaling}{learners}", learners=learners, iterations=8,
+                         lr_learner_scaling=scaling)
+        rates[scaling, learners] = sorted({r["lr"] for r in records})
+    assert rates["none", 2] == rates["sqrt", 1] == [pytest.approx(0.01)]
+    assert rates["sqrt", 2] == [pytest.approx(0.01 * 2 ** 0.5)]
+    assert rates["linear", 3] == [pytest.approx(0.03)]
+    with pytest.raises(ValueError, match="lr_learner_scaling"):
+        run(tmp_path, "bad", lr_learner_scaling="square")
+
+
 def test_time_limit_stops_training(tmp_path):
     result, _ = run(tmp_path, time_limit=1.0)
     assert result["stop_reason"] == "time_limit"
