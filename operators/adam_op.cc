@@ -22,10 +22,8 @@ AdamWOp::AdamWOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
     : Operator(def, ws, context), args_(ReadAdamArgs(def)) {}
 
 void AdamWOp::Run() {
-  EnforcePlainInputs(def(), 6, [&](int i) -> const Tensor& { return Input(i); });
-  EnforceAdamInputs(
-      def(), [&](int i) -> const Shape& { return Input(i).shape(); },
-      [&](int i) { return Input(i).dtype(); });
+  EnforcePlainInputs(*this, 6);
+  EnforceAdamInputs(def(), InputShapeOf{*this}, InputTypeOf{*this});
   // Outputs 0-3 are inputs 0, 2, 3 and 4 (enforced in place).
   float* step = Output(3)->mutable_data<float>();
   const float t = *step + 1.f;

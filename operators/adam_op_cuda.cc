@@ -14,9 +14,7 @@ class AdamWCudaOp final : public Operator<CUDAContext> {
       : Operator(def, ws, context), args_(ReadAdamArgs(def)) {}
 
   void Run() override {
-    EnforceAdamInputs(
-        def(), [&](int i) -> const Shape& { return Input(i).shape(); },
-        [&](int i) { return Input(i).dtype(); });
+    EnforceAdamInputs(def(), InputShapeOf{*this}, InputTypeOf{*this});
     cuda::LaunchAdamW(Output(0)->mutable_data<float>(), Output(1)->mutable_data<float>(),
                       Output(2)->mutable_data<float>(), Output(3)->mutable_data<float>(),
                       Input(1).data<float>(), Input(5).data<float>(), Input(0).numel(), args_.beta1,

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <numeric>
+#include <utility>
 
 namespace crossbow {
 
@@ -98,49 +99,50 @@ void SliceImages(const Tensor& dy, Tensor* dx, int64_t dy_size, int64_t dx_size,
   }
 }
 
+// How ChannelPad and its gradient copy `in` into `out` (of `out_shape`): channel blocks as they
+// are, `out` blocked as `in` (nChw16c or nChw8c), where the padding is whole blocks (and, with
+// `whole_out_blocks`, `out`'s channels too); else `in` as a plain copy in `plain` and `out`
+// plain. Returns `in` as the copy reads it and the block (1: plain).
+std::pair<const Tensor*, int64_t> LayOutCopy(const OperatorDef& def, const Tensor& in,
+                                             const Shape& out_shape, bool whole_out_blocks,
+                                             ReorderCache* to_plain, Tensor* plain, Tensor* out,
+                                             CPUContext* ctx) {
+  const ChannelPadding pad = ChannelPaddingOf(def);
+  const ChannelBlocking* blocking = BlockingOf(in);
+  const bool blocked = blocking && pad.before % blocking->block == 0 &&
+                       pad.after % blocking->block == 0 &&
+                       (!whole_out_blocks || out_shape[1] % blocking->block == 0);
+  const memory::data_type type = DescOf(in).data_type();
+  if (!blocked) {
+    const Tensor& src = to_plain->As(in, PlainDesc(in.shape(), type), plain, ctx);
+    out->Resize(out_shape, in.dtype());
+    return {&src, 1};
+  }
+  out->ResizeBlocked(out_shape, memory::desc(Dims(out_shape), type, blocking->tag));
+  return {&in, blocking->block};
+}
+
 }  // namespace
 
 void ChannelPadOp::Run() {
   const Tensor& x = Input(0);
   const Shape y_shape = PaddedShape(def(), x.shape());
-  const ChannelPadding pad = ChannelPaddingOf(def());
-  const ChannelBlocking* blocking = BlockingOf(x);
-  const bool blocked =
-      blocking && pad.before % blocking->block == 0 && pad.after % blocking->block == 0;
-  const int64_t block = blocked ? blocking->block : 1;
-  const memory::data_type type = DescOf(x).data_type();
-  const Tensor& src =
-      blocked ? x : to_plain_.As(x, PlainDesc(x.shape(), type), &plain_x_, context_);
   Tensor* y = Output(0);
-  if (blocked) {
-    y->ResizeBlocked(y_shape, memory::desc(Dims(y_shape), type, blocking->tag));
-  } else {
-    y->Resize(y_shape, x.dtype());
-  }
-  const int64_t front = pad.before * ChannelSize(x.shape());
-  PadImages(src, y, ImageSize(x.shape(), block), ImageSize(y_shape, block), front);
+  const auto [src, block] =
+      LayOutCopy(def(), x, y_shape, /*whole_out_blocks=*/false, &to_plain_, &plain_x_, y, context_);
+  const int64_t front = ChannelPaddingOf(def()).before * ChannelSize(x.shape());
+  PadImages(*src, y, ImageSize(x.shape(), block), ImageSize(y_shape, block), front);
 }
 
 void ChannelPadGradientOp::Run() {
   const Tensor& dy = Input(0);
   const Shape dx_shape = UnpaddedShape(def(), dy.shape());
-  const ChannelPadding pad = ChannelPaddingOf(def());
-  const ChannelBlocking* blocking = BlockingOf(dy);
-  // X's channels must fill whole blocks too, or dX's block padding would get dY's values.
-  const bool blocked = blocking && pad.before % blocking->block == 0 &&
-                       pad.after % blocking->block == 0 && dx_shape[1] % blocking->block == 0;
-  const int64_t block = blocked ? blocking->block : 1;
-  const memory::data_type type = DescOf(dy).data_type();
-  const Tensor& src =
-      blocked ? dy : to_plain_.As(dy, PlainDesc(dy.shape(), type), &plain_dy_, context_);
   Tensor* dx = Output(0);
-  if (blocked) {
-    dx->ResizeBlocked(dx_shape, memory::desc(Dims(dx_shape), type, blocking->tag));
-  } else {
-    dx->Resize(dx_shape, dy.dtype());
-  }
-  const int64_t front = pad.before * ChannelSize(dy.shape());
-  SliceImages(src, dx, ImageSize(dy.shape(), block), ImageSize(dx_shape, block), front);
+  // X's channels must fill whole blocks too, or dX's block padding would get dY's values.
+  const auto [src, block] = LayOutCopy(def(), dy, dx_shape, /*whole_out_blocks=*/true, &to_plain_,
+                                       &plain_dy_, dx, context_);
+  const int64_t front = ChannelPaddingOf(def()).before * ChannelSize(dy.shape());
+  SliceImages(*src, dx, ImageSize(dy.shape(), block), ImageSize(dx_shape, block), front);
 }
 
 OPERATOR_SCHEMA(ChannelPad)

@@ -4,12 +4,19 @@
 namespace crossbow {
 namespace {
 
-// Bytes of one image of a row-major [N, C, ...] float tensor, and of one of its channels.
-struct ImageBytes {
-  explicit ImageBytes(const Shape& s)
-      : channel(NumElements(Shape(s.begin() + 2, s.end())) * sizeof(float)),
-        image(s[1] * channel) {}
-  size_t channel, image;
+// Bytes of a row-major [N, C, ...] float tensor's images before (`image`) and after
+// (`padded`) its channels are padded, and of the padding before and after them.
+struct PadBytes {
+  PadBytes(const OperatorDef& def, const Shape& unpadded, const Shape& padded_shape) {
+    const size_t channel = NumElements(Shape(unpadded.begin() + 2, unpadded.end())) * sizeof(float);
+    const ChannelPadding pad = ChannelPaddingOf(def);
+    images = unpadded[0];
+    image = unpadded[1] * channel;
+    padded = padded_shape[1] * channel;
+    front = pad.before * channel;
+    back = pad.after * channel;
+  }
+  size_t images, image, padded, front, back;
 };
 
 // Y = X with zero channels before and after, per image: two pitched memsets for the padding
@@ -21,15 +28,13 @@ class ChannelPadCudaOp final : public Operator<CUDAContext> {
   void Run() override {
     const Tensor& x = Input(0);
     const Shape y_shape = PaddedShape(def(), x.shape());
-    const ChannelPadding pad = ChannelPaddingOf(def());
     Tensor* y = Output(0);
     y->Resize(y_shape);
-    const ImageBytes in(x.shape()), out(y_shape);
-    const size_t images = x.dim(0), front = pad.before * in.channel;
+    const PadBytes b(def(), x.shape(), y_shape);
     auto* dst = static_cast<uint8_t*>(y->raw_data());
-    Zero(dst, out.image, front, images);
-    Zero(dst + front + in.image, out.image, pad.after * in.channel, images);
-    cuda::CopyRowsOnStream(def(), dst + front, out.image, x.raw_data(), in.image, in.image, images,
+    Zero(dst, b.padded, b.front, b.images);
+    Zero(dst + b.front + b.image, b.padded, b.back, b.images);
+    cuda::CopyRowsOnStream(def(), dst + b.front, b.padded, x.raw_data(), b.image, b.image, b.images,
                            context_);
   }
 
@@ -49,12 +54,11 @@ class ChannelPadGradientCudaOp final : public Operator<CUDAContext> {
   void Run() override {
     const Tensor& dy = Input(0);
     const Shape dx_shape = UnpaddedShape(def(), dy.shape());
-    const ChannelPadding pad = ChannelPaddingOf(def());
     Tensor* dx = Output(0);
     dx->Resize(dx_shape);
-    const ImageBytes in(dy.shape()), out(dx_shape);
-    const auto* src = static_cast<const uint8_t*>(dy.raw_data()) + pad.before * in.channel;
-    cuda::CopyRowsOnStream(def(), dx->raw_data(), out.image, src, in.image, out.image, dy.dim(0),
+    const PadBytes b(def(), dx_shape, dy.shape());
+    const auto* src = static_cast<const uint8_t*>(dy.raw_data()) + b.front;
+    cuda::CopyRowsOnStream(def(), dx->raw_data(), b.image, src, b.padded, b.image, b.images,
                            context_);
   }
 };

@@ -128,38 +128,22 @@ ConvOp::ConvOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
 void ConvOp::Build(const memory::desc& x_md) {
   const Tensor& x = Input(0);
   const Tensor& w = Input(1);
-  const bool bias = InputSize() == 3;
-  y_shape_ =
-      ConvOutputShape(def(), params_, x.shape(), w.shape(), bias ? &Input(2).shape() : nullptr);
-  ConvDescs descs(params_, x.shape(), w.shape(), y_shape_, bias, context_->precision());
+  const Tensor* b = Bias();
+  y_shape_ = ConvOutputShape(def(), params_, x.shape(), w.shape(), b ? &b->shape() : nullptr);
+  ConvDescs descs(params_, x.shape(), w.shape(), y_shape_, b != nullptr, context_->precision());
   auto pd = descs.Forward(context_->engine());
-  primitive_ = dnnl::convolution_forward(pd);
   implementation_ = pd.impl_info_str();
-  src_md_ = pd.src_desc();
-  w_plain_md_ = descs.w_plain;
-  w_md_ = pd.weights_desc();
   y_md_ = pd.dst_desc();
-  x_md_ = x_md;
-  w_shape_ = w.shape();
-  if (bias) b_shape_ = Input(2).shape();
+  forward_.Build(dnnl::convolution_forward(pd), x_md, x_md, pd.src_desc(), descs.w_plain,
+                 pd.weights_desc(), w, b);
 }
 
 void ConvOp::Run() {
-  const Tensor& x = Input(0);
-  const Tensor& w = Input(1);
-  const bool bias = InputSize() == 3;
-  memory::desc x_md = DescOf(x);
-  if (x_md != x_md_ || w.shape() != w_shape_ || (bias && Input(2).shape() != b_shape_)) {
-    Build(x_md);
-  }
+  const memory::desc x_md = DescOf(Input(0));
+  if (forward_.Stale(x_md, Input(1), Bias())) Build(x_md);
   Tensor* y = Output(0);
   ResizeTo(y, y_shape_, y_md_);
-  std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, x_reorder_.Convert(x, x_md_, src_md_, context_)},
-      {DNNL_ARG_WEIGHTS, w_reorder_.Convert(w, w_plain_md_, w_md_, context_)},
-      {DNNL_ARG_DST, Wrap(*y, y_md_, context_)}};
-  if (bias) args[DNNL_ARG_BIAS] = Wrap(Input(2), context_);
-  Execute(primitive_, std::move(args), context_);
+  forward_.Run(Input(0), Input(1), Bias(), Wrap(*y, y_md_, context_), context_);
 }
 
 ConvGradientOp::ConvGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context)

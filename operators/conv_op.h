@@ -3,6 +3,7 @@
 #include "crossbow/core/operator.h"
 #include "operators/reorder_cache.h"
 #include "operators/weight_gradient.h"
+#include "operators/weighted_forward.h"
 
 namespace crossbow {
 
@@ -41,14 +42,13 @@ class ConvOp final : public Operator<CPUContext> {
 
  private:
   void Build(const dnnl::memory::desc& x_md);
+  const Tensor* Bias() { return InputSize() == 3 ? &Input(2) : nullptr; }
 
   ConvParams params_;
-  dnnl::memory::desc x_md_, y_md_;
-  dnnl::memory::desc src_md_, w_plain_md_, w_md_;  // the layouts the primitive picked
-  Shape w_shape_, b_shape_, y_shape_;
-  dnnl::convolution_forward primitive_;
+  dnnl::memory::desc y_md_;  // the layout the primitive picked
+  Shape y_shape_;
   std::string implementation_;
-  ReorderCache x_reorder_, w_reorder_;
+  WeightedForwardPass forward_;
 };
 
 // (X, W, dY) -> (dW, db, dX). dW and db are plain; db and dX may be left unnamed, and without

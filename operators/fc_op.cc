@@ -67,36 +67,20 @@ dnnl::inner_product_forward::primitive_desc ForwardDesc(const FCLayout& layout, 
 void FCOp::Build(const memory::desc& x_md) {
   const Tensor& x = Input(0);
   const Tensor& w = Input(1);
-  const bool bias = InputSize() == 3;
-  y_shape_ = FCOutputShape(def(), x.shape(), w.shape(), bias ? &Input(2).shape() : nullptr);
+  const Tensor* b = Bias();
+  y_shape_ = FCOutputShape(def(), x.shape(), w.shape(), b ? &b->shape() : nullptr);
   FCLayout layout(x, w.shape(), y_shape_, context_->precision());
-  auto pd = ForwardDesc(layout, y_shape_, bias, context_->engine());
-  primitive_ = dnnl::inner_product_forward(pd);
-  w_plain_md_ = layout.w_plain;
-  w_md_ = pd.weights_desc();
-  src_md_ = layout.x;
-  src_in_md_ = pd.src_desc();
-  x_md_ = x_md;
-  w_shape_ = w.shape();
-  if (bias) b_shape_ = Input(2).shape();
+  auto pd = ForwardDesc(layout, y_shape_, b != nullptr, context_->engine());
+  forward_.Build(dnnl::inner_product_forward(pd), x_md, layout.x, pd.src_desc(), layout.w_plain,
+                 pd.weights_desc(), w, b);
 }
 
 void FCOp::Run() {
-  const Tensor& x = Input(0);
-  const Tensor& w = Input(1);
-  const bool bias = InputSize() == 3;
-  memory::desc x_md = DescOf(x);
-  if (x_md != x_md_ || w.shape() != w_shape_ || (bias && Input(2).shape() != b_shape_)) {
-    Build(x_md);
-  }
+  const memory::desc x_md = DescOf(Input(0));
+  if (forward_.Stale(x_md, Input(1), Bias())) Build(x_md);
   Tensor* y = Output(0);
   y->Resize(y_shape_);
-  std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, x_reorder_.Convert(x, src_md_, src_in_md_, context_)},
-      {DNNL_ARG_WEIGHTS, w_reorder_.Convert(w, w_plain_md_, w_md_, context_)},
-      {DNNL_ARG_DST, Wrap(*y, context_)}};
-  if (bias) args[DNNL_ARG_BIAS] = Wrap(Input(2), context_);
-  Execute(primitive_, std::move(args), context_);
+  forward_.Run(Input(0), Input(1), Bias(), Wrap(*y, context_), context_);
 }
 
 FCGradientOp::FCGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context)

@@ -3,6 +3,7 @@
 #include "crossbow/core/operator.h"
 #include "operators/reorder_cache.h"
 #include "operators/weight_gradient.h"
+#include "operators/weighted_forward.h"
 
 namespace crossbow {
 
@@ -20,11 +21,10 @@ class FCOp final : public Operator<CPUContext> {
 
  private:
   void Build(const dnnl::memory::desc& x_md);
+  const Tensor* Bias() { return InputSize() == 3 ? &Input(2) : nullptr; }
 
-  dnnl::memory::desc x_md_, src_md_, src_in_md_, w_plain_md_, w_md_;
-  Shape w_shape_, b_shape_, y_shape_;
-  dnnl::inner_product_forward primitive_;
-  ReorderCache x_reorder_, w_reorder_;
+  Shape y_shape_;
+  WeightedForwardPass forward_;
 };
 
 // (X, W, dY) -> (dW, db, dX): dW and db plain, dX in X's layout and type. db and dX may be unnamed.

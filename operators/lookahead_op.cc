@@ -14,10 +14,8 @@ LookaheadOp::LookaheadOp(const OperatorDef& def, Workspace* ws, CPUContext* cont
     : Operator(def, ws, context), args_(ReadLookaheadArgs(def)) {}
 
 void LookaheadOp::Run() {
-  EnforcePlainInputs(def(), 3, [&](int i) -> const Tensor& { return Input(i); });
-  EnforceLookaheadInputs(
-      def(), [&](int i) -> const Shape& { return Input(i).shape(); },
-      [&](int i) { return Input(i).dtype(); });
+  EnforcePlainInputs(*this, 3);
+  EnforceLookaheadInputs(def(), InputShapeOf{*this}, InputTypeOf{*this});
   // Outputs 0-2 are inputs 0-2 (enforced in place).
   float* step = Output(2)->mutable_data<float>();
   *step += 1.f;

@@ -13,9 +13,7 @@ class LookaheadCudaOp final : public Operator<CUDAContext> {
       : Operator(def, ws, context), args_(ReadLookaheadArgs(def)) {}
 
   void Run() override {
-    EnforceLookaheadInputs(
-        def(), [&](int i) -> const Shape& { return Input(i).shape(); },
-        [&](int i) { return Input(i).dtype(); });
+    EnforceLookaheadInputs(def(), InputShapeOf{*this}, InputTypeOf{*this});
     cuda::LaunchLookahead(Output(0)->mutable_data<float>(), Output(1)->mutable_data<float>(),
                           Output(2)->mutable_data<float>(), Input(0).numel(), args_.k, args_.alpha,
                           context_->stream());

@@ -31,12 +31,23 @@ void EnforceOptimizerInputs(const OperatorDef& def, ShapeOf shape, DtypeOf dtype
   }
 }
 
-// Each input must be plain row-major (the kernels walk them as flat arrays).
-template <typename InputOf>
-void EnforcePlainInputs(const OperatorDef& def, int count, InputOf input) {
+// A running operator's input i as the checks above read it: its shape, its type.
+struct InputShapeOf {
+  const OperatorBase& op;
+  const Shape& operator()(int i) const { return op.Input(i).shape(); }
+};
+struct InputTypeOf {
+  const OperatorBase& op;
+  DataType operator()(int i) const { return op.Input(i).dtype(); }
+};
+
+// Each of the operator's first `count` inputs must be plain row-major (the kernels walk them as
+// flat arrays).
+inline void EnforcePlainInputs(const OperatorBase& op, int count) {
   for (int i = 0; i < count; ++i) {
-    CROSSBOW_ENFORCE_VALUE(input(i).is_plain(), def.Label(), ": input ", i, " '", def.inputs[i],
-                           "' must be plain row-major, got ", input(i).DebugString());
+    CROSSBOW_ENFORCE_VALUE(op.Input(i).is_plain(), op.def().Label(), ": input ", i, " '",
+                           op.def().inputs[i], "' must be plain row-major, got ",
+                           op.Input(i).DebugString());
   }
 }
 

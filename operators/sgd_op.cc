@@ -33,10 +33,8 @@ MomentumSGDOp::MomentumSGDOp(const OperatorDef& def, Workspace* ws, CPUContext* 
       pytorch_(IsPyTorchConvention(def)) {}
 
 void MomentumSGDOp::Run() {
-  EnforcePlainInputs(def(), 4, [&](int i) -> const Tensor& { return Input(i); });
-  EnforceSGDInputs(
-      def(), [&](int i) -> const Shape& { return Input(i).shape(); },
-      [&](int i) { return Input(i).dtype(); });
+  EnforcePlainInputs(*this, 4);
+  EnforceSGDInputs(def(), InputShapeOf{*this}, InputTypeOf{*this});
   const float lr = Input(3).data<float>()[0];
   // Output 0 is input 0 and output 1 is input 2 (enforced in place).
   MomentumStep(Output(0)->mutable_data<float>(), Output(1)->mutable_data<float>(),

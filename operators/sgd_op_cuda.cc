@@ -19,9 +19,7 @@ class MomentumSGDCudaOp final : public Operator<CUDAContext> {
         pytorch_(IsPyTorchConvention(def)) {}
 
   void Run() override {
-    EnforceSGDInputs(
-        def(), [&](int i) -> const Shape& { return Input(i).shape(); },
-        [&](int i) { return Input(i).dtype(); });
+    EnforceSGDInputs(def(), InputShapeOf{*this}, InputTypeOf{*this});
     cuda::LaunchMomentumSGD(Output(0)->mutable_data<float>(), Output(1)->mutable_data<float>(),
                             Input(1).data<float>(), Input(3).data<float>(), Input(0).numel(),
                             momentum_, weight_decay_, nesterov_, pytorch_, context_->stream());

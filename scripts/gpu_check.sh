@@ -43,20 +43,15 @@ batches="16 32 64" learners="1 2 4 8 auto" torch_batches="16 32 64 512" precisio
 half_learners="1 8" torch_modes="eager graph"
 parity_filter='*Parity*'
 usage() {
-  echo "usage: $0 (--bundle DIR|FILE.tar.xz | --build DIR) [--out DIR] [--seconds $seconds]" \
+  bundle_usage "[--out DIR] [--seconds $seconds]" \
     "[--budget $budget] [--rounds $rounds] [--batches '$batches'] [--learners '$learners']" \
     "[--torch-batches '$torch_batches'] [--torch-modes '$torch_modes']" \
     "[--precisions '$precisions']" \
     "[--half-learners '$half_learners'] [--parity-filter '$parity_filter'] [--python python3]" \
-    "[--pack FILE.tar.gz]" >&2
-  exit 2
+    "[--pack FILE.tar.gz]"
 }
-while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || usage
+flag() {
   case $1 in
-    --bundle) bundle=$2 ;;
-    --build) build=$2 ;;
-    --out) out=$2 ;;
     --seconds) seconds=$2 ;;
     --budget) budget=$2 ;;
     --rounds) rounds=$2 ;;
@@ -66,14 +61,13 @@ while [ $# -gt 0 ]; do
     --torch-modes) torch_modes=$2 ;;
     --precisions) precisions=$2 ;;
     --half-learners) half_learners=$2 ;;
-    --pack) pack=$(realpath -m "$2") ;;
     --parity-filter) parity_filter=$2 ;;
     --python) python=$2 ;;
-    *) usage ;;
+    *) return 1 ;;
   esac
-  shift 2
-done
-if [ -z "$bundle$build" ] || { [ -n "$bundle" ] && [ -n "$build" ]; }; then usage; fi
+}
+bundle_flags flag "$@"
+one_bundle_or_build || usage
 mkdir -p "$out/logs" "$out/bench"
 out=$(cd "$out" && pwd)
 (cd "$out" && rm -rf steps.jsonl bench/*.json gpu_check.json parity.json gpu_tests torch.json \

@@ -38,19 +38,15 @@ if [ -n "${OUT:-}" ]; then out=${TMPDIR:-/tmp}/tta pack=$OUT/tta.tar.gz; fi
 epochs=60 time_limit=240 batches="32 16" torch_batch="" torch_mode="" precision=fp32
 device=cuda:0 budgets="60 120 240" python=${PYTHON:-python3} torch_python="" recipes="goyal he"
 usage() {
-  echo "usage: $0 (--bundle DIR|FILE.tar.xz | --build DIR) [--jpegs ARCHIVE|FOLDER]" \
+  bundle_usage "[--jpegs ARCHIVE|FOLDER]" \
     "[--epochs $epochs] [--time-limit $time_limit] [--batches '$batches'] [--flags FLAGS]" \
     "[--check gpu_check.json | --torch-batch B --torch-mode M] [--torch-flags FLAGS]" \
     "[--torch-recipes '$recipes'] [--torch-python PYTHON] [--precision fp32|bf16]" \
     "[--device $device]" \
-    "[--budgets '$budgets'] [--out DIR] [--pack FILE.tar.gz]" >&2
-  exit 2
+    "[--budgets '$budgets'] [--out DIR] [--pack FILE.tar.gz]"
 }
-while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || usage
+flag() {
   case $1 in
-    --bundle) bundle=$2 ;;
-    --build) build=$(realpath -m "$2") ;;
     --jpegs) jpegs=$(realpath -m "$2") ;;
     --epochs) epochs=$2 ;;
     --time-limit) time_limit=$2 ;;
@@ -65,13 +61,11 @@ while [ $# -gt 0 ]; do
     --precision) precision=$2 ;;
     --device) device=$2 ;;
     --budgets) budgets=$2 ;;
-    --out) out=$2 ;;
-    --pack) pack=$(realpath -m "$2") ;;
-    *) usage ;;
+    *) return 1 ;;
   esac
-  shift 2
-done
-if [ -z "$bundle$build" ] || { [ -n "$bundle" ] && [ -n "$build" ]; }; then usage; fi
+}
+bundle_flags flag "$@"
+one_bundle_or_build || usage
 torch_python=${torch_python:-$python}
 log() { echo "gpu_tta [$SECONDS s]: $*" >&2; }
 die() { log "$*"; exit 2; }

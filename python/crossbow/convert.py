@@ -21,16 +21,15 @@ def imageset(root, list_file, db, *, overwrite=False, progress=True, **flags):
     scaled to it) or max_side (the longer side shrunk to at most it). The DB is written as
     DB.incomplete and renamed when whole, with its metadata (crossbow_meta.json) inside."""
     return _native.load().convert_imageset(str(root), str(list_file), str(db),
-                                           **_imageset_flags(flags), overwrite=overwrite,
-                                           progress=progress)
+                                           _imageset_options(flags, overwrite, progress))
 
 
 def image_folders(root, db, *, overwrite=False, progress=True, **flags):
     """One class per sub-folder of `root` (sorted names -> labels 0..), names in db/labels.txt.
     Flags as :func:`imageset`."""
-    return _native.load().convert_imageset(str(root), "", str(db), **_imageset_flags(flags),
-                                           by_folder=True, overwrite=overwrite,
-                                           progress=progress)
+    return _native.load().convert_imageset(str(root), "", str(db),
+                                           _imageset_options(flags, overwrite, progress),
+                                           by_folder=True)
 
 
 def mnist(images, labels, db, *, overwrite=False, progress=True):
@@ -74,11 +73,16 @@ def records(db):
         yield reader.key(i).decode("utf-8", "replace"), C.parse_datum(reader.get(i))
 
 
-def _imageset_flags(flags):
+def _imageset_options(flags, overwrite, progress):
+    """The C++ ImagesetOptions of the flags (a TypeError names an unknown one)."""
     unknown = sorted(set(flags) - set(_IMAGESET_FLAGS))
     if unknown:
         raise TypeError(f"unknown imageset flags {unknown}; known: {sorted(_IMAGESET_FLAGS)}")
-    return {**_IMAGESET_FLAGS, **flags}
+    options = _native.load().ImagesetOptions()
+    for name, value in dict(_IMAGESET_FLAGS, **flags, overwrite=overwrite,
+                            progress=progress).items():
+        setattr(options, name, value)
+    return options
 
 
 def add_parser(subparsers):

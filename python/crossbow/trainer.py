@@ -121,8 +121,7 @@ class Trainer:
         into `folder`: spec.json (the learner spec) and options.json (the options, with the
         net's input preset and classes filled in where they were left to the net). Returns the
         crossbow_train command line, on `train_db` and `test_db` (default: this trainer's)."""
-        o = dict(self.options, augment=_preset(self.options, self.builder),
-                 num_classes=self.builder.num_classes)
+        o = _with_net(self.options, self.builder)
         os.makedirs(folder, exist_ok=True)
         spec, options = (os.path.join(folder, name) for name in ("spec.json", "options.json"))
         for path, text in ((spec, json.dumps(self.learner_spec())), (options, _json(o))):
@@ -177,15 +176,15 @@ def evaluate(net, checkpoint, test_db, batch_size=100, num_classes=None, workers
     if not batch_size > 0:
         raise ValueError(f"batch_size must be > 0, got {batch_size}")
     builder = checkpoint_builder(net, checkpoint, num_classes, input_size)
-    options = dict(batch_size=batch_size, workers=workers, seed=0)
-    source = _source(test_db, builder, options, False)
+    source = _source(test_db, builder, dict(batch_size=batch_size, workers=workers), False)
     loss, top1, top5 = _native.load().evaluate_checkpoint(json.dumps(builder.to_spec()),
                                                           checkpoint, source)
     return {"loss": loss, "top1": top1, "top5": top5}
 
 
 def _source(db, builder, o, train):
-    """The C++ batch source of an LMDB path, an ImageDB or an (images, labels) pair."""
+    """The C++ batch source of an LMDB path (crossbow/train/make_source.h, as crossbow_train's),
+    an ImageDB or an (images, labels) pair."""
     if db is None:
         return None
     if hasattr(db, "source"):
@@ -193,18 +192,16 @@ def _source(db, builder, o, train):
     if isinstance(db, tuple):
         images, labels = db
         return _native.load().ArraySource(images, labels, o["batch_size"])
-    from crossbow.data import ImageDB
-    return ImageDB(os.fspath(db), o["batch_size"], train=train, preset=_preset(o, builder),
-                   input_size=builder.input_shape[-1], mean=o.get("mean") or None,
-                   std=o.get("std") or None, min_crop_area=o.get("min_crop_area") if train else None,
-                   seed=o["seed"], workers=o["workers"], read_order=o.get("read_order", "auto"),
-                   num_classes=builder.num_classes).source
+    return _native.load().make_source(os.fspath(db), train, _json(_with_net(o, builder)),
+                                      builder.input_shape[-1])
 
 
-def _preset(o, builder):
-    """The input preset of the options' --augment: the net's own for auto (none if it has none)."""
+def _with_net(o, builder):
+    """The options with what they leave to the net filled in from it: the input preset of
+    --augment auto (none if the net has none) and the classes."""
     preset = o.get("augment", "auto")
-    return (builder.preset or "none") if preset == "auto" else preset
+    return dict(o, augment=(builder.preset or "none") if preset == "auto" else preset,
+                num_classes=builder.num_classes)
 
 
 def spec_device(devices):

@@ -57,35 +57,33 @@ WriteOptions Write(bool overwrite, bool progress) {
 }  // namespace
 
 void BindConvert(py::module_& m) {
+  // The imageset flags as fields, which crossbow.convert sets by their names.
+  py::class_<ImagesetOptions>(m, "ImagesetOptions")
+      .def(py::init<>())
+      .def_readwrite("overwrite", &ImagesetOptions::overwrite)
+      .def_readwrite("progress", &ImagesetOptions::progress)
+      .def_readwrite("resize_width", &ImagesetOptions::resize_width)
+      .def_readwrite("resize_height", &ImagesetOptions::resize_height)
+      .def_readwrite("resize_shorter", &ImagesetOptions::resize_shorter)
+      .def_readwrite("max_side", &ImagesetOptions::max_side)
+      .def_readwrite("shuffle", &ImagesetOptions::shuffle)
+      .def_readwrite("seed", &ImagesetOptions::seed)
+      .def_readwrite("gray", &ImagesetOptions::gray)
+      .def_readwrite("encoded", &ImagesetOptions::encoded)
+      .def_readwrite("encode_type", &ImagesetOptions::encode_type)
+      .def_readwrite("check_size", &ImagesetOptions::check_size);
   m.def(
       "convert_imageset",
       [](const std::string& root, const std::string& list_file, const std::string& db,
-         int resize_width, int resize_height, int resize_shorter, int max_side, bool shuffle,
-         uint32_t seed, bool gray, bool encoded, const std::string& encode_type, bool check_size,
-         bool by_folder, bool overwrite, bool progress) {
-        ImagesetOptions options;
-        static_cast<WriteOptions&>(options) = Write(overwrite, progress);
-        options.resize_width = resize_width;
-        options.resize_height = resize_height;
-        options.resize_shorter = resize_shorter;
-        options.max_side = max_side;
-        options.shuffle = shuffle;
-        options.seed = seed;
-        options.gray = gray;
-        options.encoded = encoded;
-        options.encode_type = encode_type;
-        options.check_size = check_size;
+         const ImagesetOptions& options, bool by_folder) {
         return Convert([&] {
           return by_folder ? ConvertImageFolders(root, db, options)
                            : ConvertImageset(root, list_file, db, options);
         });
       },
       "Image files to an LMDB, as Caffe's convert_imageset; list_file is ignored with by_folder",
-      py::arg("root"), py::arg("list_file"), py::arg("db"), py::arg("resize_width") = 0,
-      py::arg("resize_height") = 0, py::arg("resize_shorter") = 0, py::arg("max_side") = 0,
-      py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("gray") = false,
-      py::arg("encoded") = false, py::arg("encode_type") = "", py::arg("check_size") = false,
-      py::arg("by_folder") = false, py::arg("overwrite") = false, py::arg("progress") = true);
+      py::arg("root"), py::arg("list_file"), py::arg("db"), py::arg("options"),
+      py::arg("by_folder") = false);
   m.def(
       "convert_mnist",
       [](const std::string& images, const std::string& labels, const std::string& db,

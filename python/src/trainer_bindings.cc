@@ -1,6 +1,6 @@
 // crossbow._C.Trainer and evaluate_checkpoint: JSON in, a dict out, the GIL released while the
 // loop runs. Batch sources arrive as the std::shared_ptr<BatchSource> objects that the data
-// and engine bindings register (ImageDB.source, ArraySource).
+// and engine bindings register (ImageDB.source, ArraySource) or make_source makes.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -8,6 +8,7 @@
 
 #include "crossbow/comm/process_group.h"
 #include "crossbow/train/checkpoint.h"
+#include "crossbow/train/make_source.h"
 #include "crossbow/train/trainer_config.h"
 #include "crossbow/train/trainer_options.h"
 
@@ -60,6 +61,15 @@ void BindTrainer(py::module_& m) {
       py::arg("options_json"),
       "raises ValueError, naming the option, for a value its rule refuses, an unknown key or "
       "options that cannot work together");
+  m.def(
+      "make_source",
+      [](const std::string& db, bool train, const std::string& options_json, int input_size) {
+        py::gil_scoped_release release;
+        return MakeSource(db, train, options_json, input_size);
+      },
+      py::arg("db"), py::arg("train"), py::arg("options_json"), py::arg("input_size"),
+      "the batch source (an ImageLoader) of an LMDB that crossbow train and crossbow_train train "
+      "on or evaluate with, from the training options as JSON (crossbow/train/make_source.h)");
   py::class_<PyTrainer>(m, "Trainer")
       .def(py::init([](const std::string& spec_json, const std::string& options_json,
                        std::shared_ptr<BatchSource> train, std::shared_ptr<BatchSource> test) {

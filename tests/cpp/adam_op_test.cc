@@ -101,6 +101,15 @@ TEST(AdamW, BadArgumentsAndInputsThrow) {
                "AdamW: argument 'eps' must be > 0, got 0");
   EXPECT_ERROR(h.Run(MakeOperator("AdamW", in, {"w2", "m", "v", "t"})), ValueError,
                "AdamW: output 0 ('w2') must be input 0 ('w')");
+  h.FeedInt("ti", {1}, {0});
+  EXPECT_ERROR(
+      h.Run(MakeOperator("AdamW", {"w", "g", "m", "v", "ti", "lr"}, {"w", "m", "v", "ti"})),
+      ValueError, "AdamW: input 4 'ti' must be float32, got int32");
+  for (const char* name : {"w4", "m4", "v4", "g4_plain"}) h.Feed(name, {1, 16, 2, 2});
+  CopyToBlocked(h, "g4_plain", "g4");
+  EXPECT_ERROR(
+      h.Run(MakeOperator("AdamW", {"w4", "g4", "m4", "v4", "t", "lr"}, {"w4", "m4", "v4", "t"})),
+      ValueError, "AdamW: input 1 'g4' must be plain row-major, got ");
 }
 
 }  // namespace

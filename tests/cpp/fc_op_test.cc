@@ -75,6 +75,16 @@ TEST(FC, BlockedInputGivesSameResult) {
   }
 }
 
+TEST(FC, ANewWeightShapeRebuildsTheSameOperator) {
+  OpHarness h;  // which keeps the operator of a def between runs
+  for (const FCCase& c : {FCCase{{3, 20}, 10, true}, FCCase{{3, 20}, 6, true}}) {
+    FeedFC(h, c);
+    h.Run(FCDef(c));
+    EXPECT_EQ(h.ShapeOf("Y"), (Shape{3, c.m}));
+    EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), NaiveFC(h, c)), 1e-4f);
+  }
+}
+
 TEST(FC, GradientMatchesNumeric) {
   for (const FCCase& c : kCases) {
     SCOPED_TRACE(ShapeString(c.x));

@@ -17,11 +17,10 @@
 #include "crossbow/core/console.h"
 #include "crossbow/core/enforce.h"
 #include "crossbow/engine/learner_spec.h"
+#include "crossbow/train/make_source.h"
 #include "crossbow/train/trainer.h"
 #include "crossbow/train/trainer_config.h"
 #include "crossbow/train/trainer_option_flags.h"
-#include "data/loader.h"
-#include "data/presets.h"
 
 DEFINE_string(spec, "", "learner spec JSON file (crossbow spec, or crossbow reproduce --export)");
 DEFINE_string(options, "",
@@ -70,42 +69,14 @@ json Options(json flags, const std::vector<std::string>& given) {
   return flags;
 }
 
-template <typename T>
-T Get(const json& options, const char* name, T unset) {
-  return options[name].is_null() ? unset : options[name].get<T>();
-}
-
-// The source of `db` as ImageDB makes it for `crossbow train`: the preset at the spec's input
-// size, shuffled and augmented when training.
-std::shared_ptr<data::ImageLoader> Source(const std::string& db, bool train, const json& o,
-                                          const LearnerSpec& spec) {
-  if (db.empty()) return nullptr;
-  const std::string preset = o["augment"];
-  CROSSBOW_ENFORCE_VALUE(preset != "auto",
-                         "--augment auto means the net's preset, and a spec does not name it: "
-                         "give --augment cifar, imagenet, mnist or none");
-  data::LoaderOptions l;
-  l.path = db;
-  l.batch_size = o["batch_size"];
-  l.transform = data::PresetTransform(preset, train, static_cast<int>(spec.input_shape.back()));
-  data::ApplyOverrides({o["mean"].get<std::vector<float>>(), o["std"].get<std::vector<float>>(),
-                        train ? Get(o, "min_crop_area", 0.0f) : 0.0f},
-                       &l.transform);
-  l.shuffle = train;
-  l.seed = o["seed"];
-  l.workers = o["workers"];
-  l.read_order = o["read_order"];
-  l.num_classes = Get(o, "num_classes", 0);
-  return std::make_shared<data::ImageLoader>(std::move(l));
-}
-
 json Run(const json& options) {
   TrainerConfig config = ParseTrainerConfig(options.dump());
   const LearnerSpec spec = LearnerSpec::FromJson(ReadFile(FLAGS_spec, "spec"));
   CROSSBOW_ENFORCE_VALUE(!FLAGS_train_db.empty(), "--train_db is required");
   config.engine.group = JoinWorld();  // null unless mpirun started several ranks
-  auto train = Source(FLAGS_train_db, true, options, spec);
-  auto test = Source(FLAGS_test_db, false, options, spec);
+  const int input_size = static_cast<int>(spec.input_shape.back());
+  auto train = MakeSource(FLAGS_train_db, true, options.dump(), input_size);
+  auto test = MakeSource(FLAGS_test_db, false, options.dump(), input_size);
   Trainer trainer(spec, config.engine, train.get(), test.get(), config.trainer);
   return json::parse(TrainResultJson(trainer.Fit()));
 }
