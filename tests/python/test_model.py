@@ -6,6 +6,7 @@ import pytest
 
 import crossbow
 from crossbow import nets
+from conftest import hide_C, needs_C
 
 X = np.zeros((4, 1, 28, 28), np.float32)
 Y = np.array([0, 1, 2, 3], np.int32)
@@ -67,8 +68,10 @@ def test_labels_are_checked(lenet):
         lenet.step(X, [0, 1, 2, 3])
 
 
-def test_checks_run_before_cpp_even_without_the_extension(no_C):
+@needs_C
+def test_checks_run_before_cpp_even_without_the_extension(monkeypatch):
     model = nets.build("lenet")
+    hide_C(monkeypatch)
     with pytest.raises(TypeError, match="float32"):
         model.step(X.astype(np.float64), Y)
     with pytest.raises(ImportError, match="scripts/setup.sh"):

@@ -51,7 +51,9 @@ def test_unknown_operator_suggests_the_nearest():
 
 
 @pytest.mark.parametrize("name", nets.NAMES)
-def test_python_shapes_match_the_cpp_schemas(name):
+def test_builder_shapes_match_the_whole_net_at_a_real_batch(name):
+    """The builder asks C++ one operator at a time with the batch open; the whole net fed at
+    a batch of 2 must give the same shapes."""
     m = nets.builder(name)
     n = 2
     feed = {b: [n if d is None else d for d in s] for b, s in m.shapes.items()
