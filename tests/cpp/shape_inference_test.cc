@@ -37,8 +37,8 @@ TEST(InferOpenBatchShapes, AShapeThatScalesWithTheBatchOtherwiseIsUnknown) {
 
 TEST(InferOpenBatchShapes, FixedShapesAreInferredAsTheyAre) {
   const auto shapes =
-      InferOpenBatchShapes(NetOf({MakeOperator("Relu", {"X"}, {"Y"})}), {{"X", {2, 720720}}}, {});
-  EXPECT_EQ(shapes.at("Y"), (OpenShape{2, 720720}));
+      InferOpenBatchShapes(NetOf({MakeOperator("Relu", {"X"}, {"Y"})}), {{"X", {720720, 3}}}, {});
+  EXPECT_EQ(shapes.at("Y"), (OpenShape{720720, 3}));  // the stand-in batch, fed
 }
 
 TEST(InferOpenBatchShapes, ErrorsNameTheOperatorAndPrintTheBatchAsN) {
