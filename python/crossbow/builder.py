@@ -45,6 +45,15 @@ def op_shapes(op, in_shapes, int_inputs=()):
     return [None if out.get(o) is None else tuple(out[o]) for o in op["outputs"]]
 
 
+def library_defaults(**values):
+    """``values`` with each None replaced by the option's default for the Python library
+    (Model, to_spec) from the C++ option table, which says where it differs from the
+    commands' (weight_decay: none unless asked)."""
+    from crossbow.trainer import option_table  # late: the trainer imports what builds nets
+    table = option_table()
+    return {k: table[k].library_default if v is None else v for k, v in values.items()}
+
+
 def format_shape(shape):
     """"[N, 3, 32, 32]" (the batch is N), or "unknown"."""
     if shape is None:
@@ -387,9 +396,9 @@ class ModelBuilder:
     def net_json(self):
         return json.dumps(self.net_def())
 
-    def to_spec(self, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=False, seed=0,
-                threads=1, device="cpu", precision="fp32", label_smoothing=0.0, bias_decay=True,
-                optimizer="sgd", momentum_convention="caffe2", betas=None, eps=None,
+    def to_spec(self, lr=None, momentum=None, weight_decay=None, nesterov=None, seed=None,
+                threads=1, device="cpu", precision=None, label_smoothing=None, bias_decay=None,
+                optimizer=None, momentum_convention=None, betas=None, eps=None,
                 lookahead_k=None, lookahead_alpha=None):
         """The learner spec (a dict; ``json.dumps`` it for ``_C.Learner``); ``device`` is where
         the learner runs: "cpu", "cuda" or "cuda:N"; ``precision`` the arithmetic of its
@@ -399,8 +408,14 @@ class ModelBuilder:
         ``label_smoothing`` the share of each target the loss spreads over the classes
         (SoftmaxWithLoss's argument, which checks it); ``optimizer`` sgd (momentum SGD in the
         caffe2 or pytorch ``momentum_convention``), adamw or radam (``betas``, ``eps``), with
-        Lookahead where ``lookahead_k`` is set (docs/design/engine.md, "Optimisers"); None
-        leaves the learner's default."""
+        Lookahead where ``lookahead_k`` is set (docs/design/engine.md, "Optimisers"). None
+        takes the option table's library default (``library_defaults``); for betas, eps and
+        the Lookahead options, the learner's."""
+        o = library_defaults(lr=lr, momentum=momentum, weight_decay=weight_decay,
+                             nesterov=nesterov, seed=seed, precision=precision,
+                             label_smoothing=label_smoothing, bias_decay=bias_decay,
+                             optimizer=optimizer, momentum_convention=momentum_convention)
+        lr, momentum, weight_decay = o["lr"], o["momentum"], o["weight_decay"]
         if self.input_name is None:
             raise ValueError(f"model '{self.name}' has no input: call m.input(name, shape=...)")
         if self.loss is None:
@@ -411,8 +426,8 @@ class ModelBuilder:
                              f"threads={threads}")
         net = self.net_def()
         for op in net["ops"]:
-            if op["type"] == "SoftmaxWithLoss" and label_smoothing:
-                op["args"] = dict(op["args"], label_smoothing=float(label_smoothing))
+            if op["type"] == "SoftmaxWithLoss" and o["label_smoothing"]:
+                op["args"] = dict(op["args"], label_smoothing=float(o["label_smoothing"]))
         return {
             "name": self.name, "source": self.source, "init_net": self.init_net_def(), "net": net,
             "input": self.input_name, "input_shape": list(self.input_shape),
@@ -420,14 +435,14 @@ class ModelBuilder:
             "accuracy": list(self.accuracy_blobs), "params": list(self.params),
             "state": list(self.state),
             "solver": {"lr": float(lr), "momentum": float(momentum),
-                       "weight_decay": float(weight_decay), "nesterov": bool(nesterov),
-                       "bias_decay": bool(bias_decay), "type": str(optimizer),
-                       "momentum_convention": str(momentum_convention),
+                       "weight_decay": float(weight_decay), "nesterov": bool(o["nesterov"]),
+                       "bias_decay": bool(o["bias_decay"]), "type": str(o["optimizer"]),
+                       "momentum_convention": str(o["momentum_convention"]),
                        **_set(betas=[float(b) for b in betas] if betas else None,
                               eps=eps, lookahead_k=lookahead_k,
                               lookahead_alpha=lookahead_alpha)},
-            "seed": int(seed), "threads": int(threads), "device": check_device(device),
-            "precision": str(precision),
+            "seed": int(o["seed"]), "threads": int(threads), "device": check_device(device),
+            "precision": str(o["precision"]),
         }
 
     @property

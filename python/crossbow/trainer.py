@@ -25,14 +25,20 @@ _SOLVER_OPTIONS = ("optimizer", "momentum_convention", "betas", "eps", "lookahea
 
 
 class Option(typing.NamedTuple):
-    default: object  # None: unset; a tuple for a list
+    default: object  # the commands' (Trainer, crossbow train); None: unset; a tuple for a list
     kind: type  # of the value, or of each of a list's values
     help: str
     unit: str  # "" where it has none
     is_list: bool
+    library_default: object  # Model's and ModelBuilder.to_spec's, where the table differs
 
 
 _KINDS = {"int": int, "float": float, "str": str, "bool": bool, "floats": float}
+
+
+def _value(text):
+    value = json.loads(text)
+    return tuple(value) if isinstance(value, list) else value
 
 
 def option_table():
@@ -42,11 +48,11 @@ def option_table():
     if _OPTIONS is None:
         table = {}
         for o in _native.load().trainer_options():
-            default = json.loads(o["default"])
+            default, library = (_value(o[k]) for k in ("default", "library_default"))
             rule = o["rule"] if o["type"] not in ("str", "bool") else ""
-            table[o["name"]] = Option(tuple(default) if isinstance(default, list) else default,
-                                      _KINDS[o["type"]], o["doc"] + (f" ({rule})" if rule else ""),
-                                      o["unit"], o["type"] == "floats")
+            table[o["name"]] = Option(default, _KINDS[o["type"]],
+                                      o["doc"] + (f" ({rule})" if rule else ""), o["unit"],
+                                      o["type"] == "floats", library)
         _OPTIONS = table
     return _OPTIONS
 

@@ -37,15 +37,18 @@ void BindTrainer(py::module_& m) {
         py::list out;
         for (const TrainerOption& o : TrainerOptionTable()) {
           out.append(py::dict(py::arg("name") = o.name, py::arg("type") = o.type,
-                              py::arg("default") = o.default_json, py::arg("unit") = o.unit,
-                              py::arg("rule") = o.rule, py::arg("doc") = o.doc,
-                              py::arg("reader") = o.reader, py::arg("per_rank") = o.per_rank));
+                              py::arg("default") = o.default_json,
+                              py::arg("library_default") = o.library_default_json,
+                              py::arg("unit") = o.unit, py::arg("rule") = o.rule,
+                              py::arg("doc") = o.doc, py::arg("reader") = o.reader,
+                              py::arg("per_rank") = o.per_rank));
         }
         return out;
       },
       "the table of training options, in the order of the flags: dicts of name, type (int, "
-      "float, str, bool, floats), default (JSON), unit, rule, doc, reader (engine, trainer or "
-      "python), per_rank");
+      "float, str, bool, floats), default (JSON; the commands'), library_default (JSON; Model's "
+      "and "
+      "ModelBuilder.to_spec's), unit, rule, doc, reader (engine, trainer or python), per_rank");
   m.def("_add_option_for_test", &AddOptionForTest, py::arg("name"), py::arg("doc"),
         py::arg("at_least"), py::arg("default"),
         "tests only: one more engine option (a float), before anything reads the table "

@@ -87,21 +87,27 @@ def _infer_shapes(real, net_json, shapes, int_inputs=()):
         for op in net["ops"]:
             out[op["outputs"][0]] = list(out[op["inputs"][0]])
         return out
+    return _real(real, "infer_shapes")(net_json, shapes, int_inputs)
+
+
+def _real(real, name):
+    """What the fake lacks comes from the real extension (the option table, the schemas)."""
     if real is None:
-        pytest.skip("crossbow._C is not built: the builder asks its schemas for shapes")
-    return real.infer_shapes(net_json, shapes, int_inputs)
+        pytest.skip(f"crossbow._C is not built: the fake takes {name} from it")
+    return getattr(real, name)
 
 
 @pytest.fixture
 def fake_C(monkeypatch):
-    """Installs a fake crossbow._C module (a recording Learner, the real shape inference);
-    returns it."""
+    """Installs a fake crossbow._C module (a recording Learner; the real shape inference and
+    option table); returns it."""
     real = _native.load() if _native.available() else None
     mod = types.ModuleType("crossbow._C")
     mod.operators = lambda: [(n, f"{n}: the operator.") for n in OPERATORS]
     mod.operator_doc = _operator_doc
     mod.infer_shapes = functools.partial(_infer_shapes, real)
     mod.Learner = FakeLearner
+    mod.__getattr__ = functools.partial(_real, real)
     FakeLearner.created = []
     monkeypatch.setitem(sys.modules, "crossbow._C", mod)
     monkeypatch.setattr(crossbow, "_C", mod, raising=False)

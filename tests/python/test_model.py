@@ -147,3 +147,22 @@ def test_package_api():
 def test_operators_without_the_extension(no_C):
     with pytest.raises(ImportError, match=r"not built.*scripts/setup.sh"):
         crossbow.operators()
+
+
+@needs_C
+def test_defaults_are_the_option_tables_library_defaults(monkeypatch):
+    """One default per option: Model's are the table's library defaults, the commands' its
+    defaults, apart only where the table says so (weight decay: none unless asked)."""
+    from crossbow import trainer
+    table = trainer.option_table()
+    solver = nets.build("lenet").spec["solver"]
+    assert solver["weight_decay"] == table["weight_decay"].library_default == 0
+    assert table["weight_decay"].default == 1e-4
+    for key, name in [("lr", "lr"), ("momentum", "momentum"), ("nesterov", "nesterov"),
+                      ("bias_decay", "bias_decay"), ("type", "optimizer"),
+                      ("momentum_convention", "momentum_convention")]:
+        assert solver[key] == table[name].library_default == table[name].default, name
+    monkeypatch.setitem(table, "momentum", table["momentum"]._replace(library_default=0.5))
+    monkeypatch.setitem(table, "weight_decay", table["weight_decay"]._replace(library_default=0.25))
+    solver = nets.build("lenet").spec["solver"]
+    assert (solver["momentum"], solver["weight_decay"]) == (0.5, 0.25)
