@@ -260,3 +260,16 @@ def test_label_smoothing_changes_the_update_by_its_gradient():
         moved[e] = model.get_param(bias) - before
     np.testing.assert_allclose(moved[0.2] - moved[0.0], 0.2 / 10 - 0.2 * np.bincount(
         y, minlength=10) / len(y), atol=1e-6)
+
+
+def test_preset_statistics_are_the_loaders_presets():
+    """Python holds no dataset statistics: it reads the presets' (data/presets.cc)."""
+    from crossbow.datasets import preset_statistics
+    mean, std = preset_statistics("cifar")
+    np.testing.assert_allclose(mean, [0.4914, 0.4822, 0.4465], rtol=1e-6)
+    np.testing.assert_allclose(std, [0.2470, 0.2435, 0.2616], rtol=1e-6)
+    mean, std = preset_statistics("mnist")
+    np.testing.assert_allclose([mean, std], [[0.1307], [0.3081]], rtol=1e-6)
+    assert preset_statistics("none") == ([], [])
+    with pytest.raises(ValueError, match="unknown input preset 'imagent'; did you mean 'imagenet'"):
+        preset_statistics("imagent")
