@@ -87,6 +87,13 @@ def checked_options(options):
     return checked
 
 
+def checked_subset(**options):
+    """``options``, some of the table's, each checked against its rule (a ValueError naming
+    it), without the checks of a whole training run: for the commands that share them."""
+    _native.load().check_options(_json(options))
+    return options
+
+
 def _check_db(what, db):
     if isinstance(db, (str, os.PathLike)) and not os.path.exists(db):
         raise FileNotFoundError(f"{what} '{os.fspath(db)}' does not exist")
@@ -180,8 +187,8 @@ def evaluate(net, checkpoint, test_db, batch_size=100, num_classes=None, workers
     from crossbow.weights import checkpoint_path
     checkpoint = checkpoint_path(checkpoint)
     _check_db("test_db", test_db)
-    if not batch_size > 0:
-        raise ValueError(f"batch_size must be > 0, got {batch_size}")
+    checked_subset(batch_size=batch_size, num_classes=num_classes, workers=workers,
+                   input_size=input_size)
     builder = checkpoint_builder(net, checkpoint, num_classes, input_size)
     options = dict(batch_size=batch_size, workers=workers, seed=0)
     source = _source(test_db, builder, options, False)
@@ -227,8 +234,9 @@ EXPORT_HELP = ("write the learner spec and options into FOLDER and print the com
                "instead of training")
 
 
-def add_arguments(parser):
-    """The options as flags of `crossbow train`: --batch-size, --lr-policy, --resume ... Without
+def add_arguments(parser, names=None, **defaults):
+    """The options as flags of `crossbow train`: --batch-size, --lr-policy, --resume ...; or of
+    a command that shares some (``names``), with ``defaults`` where its own differ. Without
     the C++ extension (which holds the table) the command takes any flags and says how to
     build it when it runs."""
     import argparse
@@ -236,6 +244,9 @@ def add_arguments(parser):
         parser.set_defaults(unchecked_flags=True)  # options_from says what is missing
         return
     for name, o in option_table().items():
+        if names is not None and name not in names:
+            continue
+        o = o._replace(default=defaults.get(name, o.default))
         flag = "--" + name.replace("_", "-")
         metavar = (o.unit or name).upper()
         if o.kind is bool:
@@ -249,10 +260,13 @@ def add_arguments(parser):
                                 help=o.help)
 
 
-def options_from(args):
-    """The options' values from parsed `crossbow train` arguments."""
+def options_from(args, names=None):
+    """The options' values from parsed `crossbow train` arguments; or the ``names`` a command
+    shares with it, checked (checked_subset)."""
     if getattr(args, "unchecked_flags", False):
         _native.load()  # the ImportError that says how to build the extension
+    if names is not None:
+        return checked_subset(**{name: getattr(args, name) for name in names})
     return {name: getattr(args, name) for name in option_table()}
 
 

@@ -63,6 +63,11 @@ void BindTrainer(py::module_& m) {
       py::arg("options_json"),
       "raises ValueError, naming the option, for a value its rule refuses, an unknown key or "
       "options that cannot work together");
+  m.def(
+      "check_options", [](const std::string& options_json) { ParseTrainerConfig(options_json); },
+      py::arg("options_json"),
+      "raises ValueError, naming the option, for a value its rule refuses or an unknown key: the "
+      "options a command shares with crossbow train, without the checks of a training run");
   py::class_<PyTrainer>(m, "Trainer")
       .def(py::init([](const std::string& spec_json, const std::string& options_json,
                        std::shared_ptr<BatchSource> train, std::shared_ptr<BatchSource> test) {
