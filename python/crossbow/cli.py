@@ -139,7 +139,7 @@ def _add_training(sub, net_help):
                     help=net_help + "; default: the net the checkpoint records")
     ev.add_argument("--checkpoint", required=True, help="a checkpoint file or directory")
     ev.add_argument("--test-db", required=True, help="test LMDB")
-    trainer.add_arguments(ev, _EVAL_OPTIONS, batch_size=100)  # evaluation's own batch
+    trainer.add_arguments(ev, _EVAL_OPTIONS, batch_size=trainer.EVAL_BATCH_SIZE)
     ev.set_defaults(run=_eval)
     pl = sub.add_parser("plot", help="plot metrics files: accuracy vs time/epochs, images/s")
     pl.add_argument("metrics", nargs="+", help="JSON-lines metrics files")

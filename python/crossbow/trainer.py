@@ -180,10 +180,16 @@ class Trainer:
             return dict(self._native_trainer().fit())
 
 
-def evaluate(net, checkpoint, test_db, batch_size=100, num_classes=None, workers=2,
-             input_size=None):
+# Evaluation's batch, its own (a training option's default is the table's).
+EVAL_BATCH_SIZE = 100
+
+
+def evaluate(net, checkpoint, test_db, batch_size=EVAL_BATCH_SIZE, num_classes=None,
+             workers=None, input_size=None):
     """Loss, top-1 and top-5 of a checkpoint's average model on one epoch of test_db; `net`
-    None: the net the checkpoint records."""
+    None: the net the checkpoint records; `workers` None: the option table's default."""
+    if workers is None:
+        workers = option_table()["workers"].default
     from crossbow.weights import checkpoint_path
     checkpoint = checkpoint_path(checkpoint)
     _check_db("test_db", test_db)

@@ -91,4 +91,4 @@ def test_flags_shared_with_train_take_the_option_tables_defaults(monkeypatch, ca
     assert cli.main(["spec", "--net", "lenet"]) == 0
     assert json.loads(capsys.readouterr().out)["solver"]["weight_decay"] == 0.125
     args = cli.parser().parse_args(["eval", "--checkpoint", "c", "--test-db", "d"])
-    assert (args.batch_size, args.workers) == (100, table["workers"].default)
+    assert (args.batch_size, args.workers) == (trainer.EVAL_BATCH_SIZE, table["workers"].default)
