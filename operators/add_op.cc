@@ -57,7 +57,7 @@ std::vector<TensorShape> SameShapes(const OperatorDef& def, const std::vector<Te
     CROSSBOW_ENFORCE_VALUE(in[i].dims == in[0].dims, def.Label(), ": input ", i, " '",
                            def.inputs[i], "' has shape ", ShapeString(in[i].dims),
                            ", expected the shape of '", def.inputs[0], "' ",
-                           ShapeString(in[0].dims));
+                           ShapeString(in[0].dims), "; ", def.type, " needs equal shapes");
   }
   return {in[0]};
 }

@@ -37,8 +37,9 @@ Shape ConvOutputShape(const OperatorDef& def, const ConvParams& p, const Shape& 
   const int64_t span = p.dilation * (p.kernel - 1) + 1;
   auto out = [&](int64_t in) { return (in + 2 * p.pad - span) / p.stride + 1; };
   CROSSBOW_ENFORCE_VALUE(x[2] + 2 * p.pad >= span && x[3] + 2 * p.pad >= span, def.Label(),
-                         ": input 0 '", def.inputs[0], "' of shape ", ShapeString(x),
-                         " is smaller than the dilated kernel (", span, ") plus padding");
+                         ": kernel ", p.kernel, " (dilation ", p.dilation, ", ", span,
+                         " wide) with pad ", p.pad, " does not fit input 0 '", def.inputs[0],
+                         "' of shape ", ShapeString(x));
   return {x[0], m, out(x[2]), out(x[3])};
 }
 

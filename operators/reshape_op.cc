@@ -38,7 +38,9 @@ Shape ReshapedShape(const OperatorDef& def, const Shape& x) {
                            ": the -1 dimension cannot be inferred");
     y[inferred] = NumElements(x) / known;
   }
-  CROSSBOW_ENFORCE_VALUE(NumElements(y) == NumElements(x), where, ": element counts differ");
+  const bool keeps_batch = !spec.empty() && (spec[0] == 0 || spec[0] == -1);
+  CROSSBOW_ENFORCE_VALUE(NumElements(y) == NumElements(x), where, ": element counts differ",
+                         keeps_batch ? "" : " (a first dimension of 0 or -1 would keep the batch)");
   return y;
 }
 

@@ -32,8 +32,9 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import peer  # noqa: E402
 from crossbow import convert  # noqa: E402
 from crossbow.data import ImageDB  # noqa: E402
+from crossbow.datasets import preset_statistics  # noqa: E402
 
-MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+MEAN, STD = preset_statistics("imagenet")
 
 PEER = r"""
 import json, sys, time

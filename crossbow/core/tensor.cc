@@ -1,7 +1,10 @@
 #include "crossbow/core/tensor.h"
 
 #include <cstdlib>
+#include <limits>
 #include <sstream>
+
+#include "crossbow/core/batch_as_n.h"
 
 namespace crossbow {
 
@@ -62,10 +65,28 @@ int64_t NumElements(const Shape& shape) {
   return n;
 }
 
+namespace {
+// No dimension, nor a reshape's -1 or 0, equals it.
+thread_local int64_t batch_printed_as_n = std::numeric_limits<int64_t>::min();
+}  // namespace
+
+ScopedBatchAsN::ScopedBatchAsN(int64_t batch) : previous_(batch_printed_as_n) {
+  batch_printed_as_n = batch;
+}
+
+ScopedBatchAsN::~ScopedBatchAsN() { batch_printed_as_n = previous_; }
+
 std::string ShapeString(const Shape& shape) {
   std::ostringstream out;
   out << "[";
-  for (size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
+  for (size_t i = 0; i < shape.size(); ++i) {
+    out << (i ? ", " : "");
+    if (i == 0 && shape[0] == batch_printed_as_n) {
+      out << "N";
+    } else {
+      out << shape[i];
+    }
+  }
   out << "]";
   return out.str();
 }

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "crossbow/train/option_values.h"
@@ -31,6 +32,9 @@ struct Entry {
   std::function<json(const json&)> respell = nullptr;
   // Says how this process starts (resume), not what the run is: not in checkpoints' options.
   bool start_only = false;
+  // Model and ModelBuilder.to_spec (the Python library) default to this where it is set; the
+  // commands (crossbow train, crossbow spec, crossbow_train, Trainer) to the entry's own.
+  std::optional<json> library_default = std::nullopt;
 };
 
 template <typename T>
@@ -71,6 +75,12 @@ inline Entry PerRank(Entry e) {
 
 inline Entry StartOnly(Entry e) {
   e.start_only = true;
+  return e;
+}
+
+// Where the Python library's default differs from the commands' on purpose (Entry's field).
+inline Entry LibraryDefault(Entry e, json value) {
+  e.library_default = std::move(value);
   return e;
 }
 

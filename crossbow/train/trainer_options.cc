@@ -113,24 +113,28 @@ const std::vector<Entry>& TableEntries() {
       CROSSBOW_TRAINER("lr_learner_scaling", lr.learner_scaling, "", OneOf(LearnerScalingNames),
                        "each learner's rate times none (1), sqrt (the square root of the job's "
                        "learners, once the autotuner has chosen them) or linear (their number)"),
-      CROSSBOW_NET("momentum", Type::kFloat, "", Fraction(), "learner momentum", 0.9),
+      CROSSBOW_NET("momentum", Type::kFloat, "", Fraction(), "learner momentum",
+                   SolverConfig{}.momentum),
       CROSSBOW_NET("nesterov", Type::kBool, "", Any(),
                    "learners take Nesterov momentum steps (in --momentum-convention's convention: "
                    "caffe2's, the default, is PyTorch's SGD(nesterov=True) while the rate is "
                    "constant, not across its changes: drops, warm-up, decay)",
-                   false),
+                   SolverConfig{}.nesterov),
       CROSSBOW_NET("momentum_convention", Type::kString, "", OneOf(MomentumConventions),
                    "sgd: caffe2 (v = m v - lr g; w += v) or pytorch (v = m v + g; w -= lr v, "
                    "torch.optim.SGD): the same steps at a constant rate, not after a change",
-                   "caffe2"),
-      CROSSBOW_NET("weight_decay", Type::kFloat, "", AtLeast(0),
-                   "weight decay: L2 (added to the gradient) for sgd, decoupled (w *= 1 - lr wd) "
-                   "for adamw and radam",
-                   1e-4),
+                   SolverConfig{}.momentum_convention),
+      // The commands train (He et al.'s 1e-4); a Model decays nothing unless asked, as the
+      // learner spec does.
+      LibraryDefault(CROSSBOW_NET("weight_decay", Type::kFloat, "", AtLeast(0),
+                                  "weight decay: L2 (added to the gradient) for sgd, decoupled "
+                                  "(w *= 1 - lr wd) for adamw and radam",
+                                  1e-4),
+                     SolverConfig{}.weight_decay),
       CROSSBOW_NET("optimizer", Type::kString, "", OneOf(SolverTypes),
                    "each learner's optimiser: sgd (momentum SGD), adamw or radam (AdamW with "
                    "RAdam's rectification)",
-                   "sgd"),
+                   SolverConfig{}.type),
       CROSSBOW_NET("betas", Type::kFloats, "", Fraction(),
                    "adamw, radam: the decays of the two moments (default 0.9 0.999)",
                    json::array()),
@@ -147,7 +151,7 @@ const std::vector<Entry>& TableEntries() {
       CROSSBOW_NET("bias_decay", Type::kBool, "", Any(),
                    "weight decay on 1-D parameters too (biases, batch-norm scales and "
                    "shifts); --no-bias-decay exempts them (He et al. 2019, Bag of Tricks)",
-                   true),
+                   SolverConfig{}.bias_decay),
       CROSSBOW_NET("label_smoothing", Type::kFloat, "", Fraction(),
                    "share of each training target spread evenly over the classes (PyTorch's "
                    "CrossEntropyLoss label_smoothing); the loss reported is the smoothed one",
@@ -299,9 +303,10 @@ std::vector<TrainerOption> TrainerOptionTable() {
   const TrainerConfig defaults = Defaults();
   std::vector<TrainerOption> out;
   for (const Entry& e : Entries()) {
-    out.push_back({e.name, kTypeNames[static_cast<int>(e.type)], e.get(defaults).dump(), e.unit,
+    const std::string value = e.get(defaults).dump();
+    out.push_back({e.name, kTypeNames[static_cast<int>(e.type)], value, e.unit,
                    e.rule.Text(e.type == Type::kInt), e.doc, kReaders[static_cast<int>(e.part)],
-                   e.per_rank});
+                   e.per_rank, e.library_default ? e.library_default->dump() : value});
   }
   return out;
 }

@@ -22,6 +22,9 @@ struct TrainerOption {
   // front end or crossbow_train, or python (the front end alone).
   std::string reader;
   bool per_rank;  // may differ between the ranks of an MPI job (where to log, the devices)
+  // Model's and ModelBuilder.to_spec's (the Python library's): default_json but where the
+  // table says the library differs on purpose (weight_decay: none unless asked).
+  std::string library_default_json;
 };
 
 // The table, in the order of the flags. The default of an option read in C++ is its field's in

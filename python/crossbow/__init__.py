@@ -1,7 +1,7 @@
 """Crossbow: train deep networks with small batches (SMA, Koliousis et al., VLDB 2019).
 
-Pure Python here (builder, model zoo, summaries); running nets needs the C++ extension
-``crossbow._C``, imported on first use (``scripts/setup.sh`` builds it).
+Python describes nets (builder, model zoo, summaries); the C++ extension ``crossbow._C``,
+imported on first use (``scripts/setup.sh`` builds it), gives their shapes and runs them.
 """
 import importlib
 import importlib.abc

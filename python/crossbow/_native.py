@@ -1,7 +1,7 @@
 """Access to the C++ extension ``crossbow._C``, imported on first use.
 
-The builder, the model zoo and the summaries are pure Python; only running a net needs
-the extension, so ``import crossbow`` works before it is built.
+``import crossbow`` works before it is built; building a net needs it (the builder asks the
+operator schemas for shapes), and so does running one.
 """
 import importlib
 

@@ -6,7 +6,8 @@
     prob, loss = m.softmax_loss(m.fc(x, 10), "label")
     spec = m.to_spec(lr=0.1)
 
-Every blob's shape is tracked (the batch is ``None``). Parameters get filler ops in the
+Every blob's shape is tracked (the batch is ``None``), each asked of the C++ operator schemas
+(``op_shapes``), so building a net needs ``crossbow._C``. Parameters get filler ops in the
 init net: conv weights MSRAFill (fan_out, as He et al. and torchvision's ResNets), FC
 weights XavierFill (Caffe2 brew's default), biases and BN shifts 0, BN scales 1.
 """
@@ -17,7 +18,7 @@ import math
 import numbers
 import re
 
-from crossbow import _native, shapes
+from crossbow import _native
 from crossbow.names import did_you_mean
 
 # Arguments that the operators read as floats: JSON must carry them as 1.0, not 1.
@@ -28,6 +29,36 @@ FLOAT_ARGS = {"epsilon", "momentum", "ratio", "value", "min", "max", "mean", "st
 def _set(**values):
     """The values that are not None."""
     return {k: v for k, v in values.items() if v is not None}
+
+
+def op_shapes(op, in_shapes, int_inputs=()):
+    """The output shapes of operator ``op`` (an OperatorDef dict) from its C++ schema, given
+    its inputs' shapes (tuples, the batch ``None``); ``int_inputs`` name the int32 ones (the
+    label). A shape is None where an input's is unknown, or where the output's depends on the
+    batch other than as its first dimension (``_C.infer_shapes``)."""
+    if any(s is None for s in in_shapes):
+        return [None] * len(op["outputs"])
+    net = {"name": op["name"], "ops": [op], "external_inputs": list(op["inputs"]),
+           "external_outputs": list(op["outputs"])}
+    fed = {x: list(s) for x, s in zip(op["inputs"], in_shapes)}
+    out = _native.load().infer_shapes(json.dumps(net), fed, list(int_inputs))
+    return [None if out.get(o) is None else tuple(out[o]) for o in op["outputs"]]
+
+
+def library_defaults(**values):
+    """``values`` with each None replaced by the option's default for the Python library
+    (Model, to_spec) from the C++ option table, which says where it differs from the
+    commands' (weight_decay: none unless asked)."""
+    from crossbow.trainer import option_table  # late: the trainer imports what builds nets
+    table = option_table()
+    return {k: table[k].library_default if v is None else v for k, v in values.items()}
+
+
+def format_shape(shape):
+    """"[N, 3, 32, 32]" (the batch is N), or "unknown"."""
+    if shape is None:
+        return "unknown"
+    return "[" + ", ".join("N" if d is None else str(d) for d in shape) + "]"
 
 
 def check_device(device):
@@ -177,9 +208,8 @@ class ModelBuilder:
             if x not in self.shapes:
                 self.shape(x)  # raises: unknown blob
         op = self._op_def(op_type, inputs, outputs, args, name)
-        out_shapes = shapes.infer(op_type, [self.shapes[x] for x in inputs], op["args"])
-        if out_shapes is None:
-            out_shapes = self._native_shapes(op)
+        ints = [x for x in inputs if x == self.label_name]
+        out_shapes = op_shapes(op, [self.shapes[x] for x in inputs], ints)
         for blob, s in zip(outputs, out_shapes):
             self.shapes[blob] = s
         self.ops.append(op)
@@ -187,27 +217,9 @@ class ModelBuilder:
             self.layers.append((name, op_type, outputs[0], list(params)))
         return outputs[0] if len(outputs) == 1 else list(outputs)
 
-    def _native_shapes(self, op):
-        """Shapes of an operator without a Python rule, from the C++ schema when it is built."""
-        if not _native.available() or any(self.shapes[x] is None for x in op["inputs"]):
-            return [None] * len(op["outputs"])
-        batch = 3  # any batch; dims equal to it in the output are taken as the batch
-        feed, ints = {}, []
-        for x in op["inputs"]:
-            s = self.shapes[x]
-            feed[x] = [batch if d is None else d for d in s]
-            if x == self.label_name:
-                ints.append(x)
-        net = {"name": "infer", "ops": [op], "external_inputs": list(op["inputs"]),
-               "external_outputs": list(op["outputs"])}
-        out = _native.load().infer_shapes(json.dumps(net), feed, ints)
-        return [None if o not in out else tuple(None if i == 0 and d == batch else d
-                                                for i, d in enumerate(out[o]))
-                for o in op["outputs"]]
-
     def _check_type(self, op_type):
-        """Types without a Python shape rule are checked against the C++ registry."""
-        if op_type not in shapes.RULES and op_type not in self._checked_types:
+        """Checks the type against the C++ registry once (did-you-mean for a typo)."""
+        if op_type not in self._checked_types:
             _native.load().operator_doc(op_type)  # ValueError: unknown ...; did you mean ...?
             self._checked_types.add(op_type)
 
@@ -216,7 +228,7 @@ class ModelBuilder:
         """Adds any registered operator. ``outputs``: a count or the output names.
 
         The type is checked against the C++ registry (``_C.operator_doc``), which suggests
-        the nearest name for a typo; types the builder knows need no extension.
+        the nearest name for a typo.
         """
         self._check_type(op_type)
         inputs = [inputs] if isinstance(inputs, str) else list(inputs)
@@ -384,9 +396,9 @@ class ModelBuilder:
     def net_json(self):
         return json.dumps(self.net_def())
 
-    def to_spec(self, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=False, seed=0,
-                threads=1, device="cpu", precision="fp32", label_smoothing=0.0, bias_decay=True,
-                optimizer="sgd", momentum_convention="caffe2", betas=None, eps=None,
+    def to_spec(self, lr=None, momentum=None, weight_decay=None, nesterov=None, seed=None,
+                threads=1, device="cpu", precision=None, label_smoothing=None, bias_decay=None,
+                optimizer=None, momentum_convention=None, betas=None, eps=None,
                 lookahead_k=None, lookahead_alpha=None):
         """The learner spec (a dict; ``json.dumps`` it for ``_C.Learner``); ``device`` is where
         the learner runs: "cpu", "cuda" or "cuda:N"; ``precision`` the arithmetic of its
@@ -396,8 +408,14 @@ class ModelBuilder:
         ``label_smoothing`` the share of each target the loss spreads over the classes
         (SoftmaxWithLoss's argument, which checks it); ``optimizer`` sgd (momentum SGD in the
         caffe2 or pytorch ``momentum_convention``), adamw or radam (``betas``, ``eps``), with
-        Lookahead where ``lookahead_k`` is set (docs/design/engine.md, "Optimisers"); None
-        leaves the learner's default."""
+        Lookahead where ``lookahead_k`` is set (docs/design/engine.md, "Optimisers"). None
+        takes the option table's library default (``library_defaults``); for betas, eps and
+        the Lookahead options, the learner's."""
+        o = library_defaults(lr=lr, momentum=momentum, weight_decay=weight_decay,
+                             nesterov=nesterov, seed=seed, precision=precision,
+                             label_smoothing=label_smoothing, bias_decay=bias_decay,
+                             optimizer=optimizer, momentum_convention=momentum_convention)
+        lr, momentum, weight_decay = o["lr"], o["momentum"], o["weight_decay"]
         if self.input_name is None:
             raise ValueError(f"model '{self.name}' has no input: call m.input(name, shape=...)")
         if self.loss is None:
@@ -408,8 +426,8 @@ class ModelBuilder:
                              f"threads={threads}")
         net = self.net_def()
         for op in net["ops"]:
-            if op["type"] == "SoftmaxWithLoss" and label_smoothing:
-                op["args"] = dict(op["args"], label_smoothing=float(label_smoothing))
+            if op["type"] == "SoftmaxWithLoss" and o["label_smoothing"]:
+                op["args"] = dict(op["args"], label_smoothing=float(o["label_smoothing"]))
         return {
             "name": self.name, "source": self.source, "init_net": self.init_net_def(), "net": net,
             "input": self.input_name, "input_shape": list(self.input_shape),
@@ -417,14 +435,14 @@ class ModelBuilder:
             "accuracy": list(self.accuracy_blobs), "params": list(self.params),
             "state": list(self.state),
             "solver": {"lr": float(lr), "momentum": float(momentum),
-                       "weight_decay": float(weight_decay), "nesterov": bool(nesterov),
-                       "bias_decay": bool(bias_decay), "type": str(optimizer),
-                       "momentum_convention": str(momentum_convention),
+                       "weight_decay": float(weight_decay), "nesterov": bool(o["nesterov"]),
+                       "bias_decay": bool(o["bias_decay"]), "type": str(o["optimizer"]),
+                       "momentum_convention": str(o["momentum_convention"]),
                        **_set(betas=[float(b) for b in betas] if betas else None,
                               eps=eps, lookahead_k=lookahead_k,
                               lookahead_alpha=lookahead_alpha)},
-            "seed": int(seed), "threads": int(threads), "device": check_device(device),
-            "precision": str(precision),
+            "seed": int(o["seed"]), "threads": int(threads), "device": check_device(device),
+            "precision": str(o["precision"]),
         }
 
     @property
@@ -442,7 +460,7 @@ class ModelBuilder:
 
     def summary(self):
         """A per-layer table: name, type, output shape, parameters; then the totals."""
-        rows = [(n, t, shapes.format_shape(self.shapes.get(out)),
+        rows = [(n, t, format_shape(self.shapes.get(out)),
                  f"{sum(self.param_count(p) for p in ps):,}") for n, t, out, ps in self.layers]
         head = ("layer", "type", "output shape", "params")
         widths = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
@@ -451,7 +469,7 @@ class ModelBuilder:
         rule = "-" * len(line(head))
         state = sum(self.param_count(p) for p in self.state)
         return "\n".join([f'Model "{self.name}": input {self.input_name} '
-                          f"{shapes.format_shape(self.shapes.get(self.input_name))}",
+                          f"{format_shape(self.shapes.get(self.input_name))}",
                           rule, line(head), rule] + [line(r) for r in rows] + [
                           rule, f"Total params: {self.num_params():,} "
                                 f"(in {len(self.params)} blobs)",

@@ -21,18 +21,26 @@ def _ops(args):
     return 0
 
 
+# The options of crossbow train that other commands take too: their flags, defaults, docs and
+# checks come from the option table (trainer.add_arguments, trainer.options_from).
+_NET_OPTIONS = ("num_classes", "input_size")
+_SPEC_OPTIONS = _NET_OPTIONS + ("lr", "momentum", "weight_decay", "seed", "precision")
+_EVAL_OPTIONS = _NET_OPTIONS + ("batch_size", "workers")
+
+
 def _summary(args):
-    from crossbow import net_source
-    print(net_source.builder(args.net, num_classes=args.num_classes).summary())
+    from crossbow import net_source, trainer
+    o = trainer.options_from(args, _NET_OPTIONS)
+    print(net_source.builder(args.net, **o).summary())
     return 0
 
 
 def _spec(args):
     import json
-    from crossbow import net_source
-    spec = net_source.builder(args.net, num_classes=args.num_classes).to_spec(
-        lr=args.lr, momentum=args.momentum, weight_decay=args.weight_decay, seed=args.seed,
-        threads=args.threads, device=args.device)
+    from crossbow import net_source, trainer
+    o = trainer.options_from(args, _SPEC_OPTIONS)
+    spec = net_source.builder(args.net, **{k: o.pop(k) for k in _NET_OPTIONS}).to_spec(
+        threads=args.threads, device=args.device, **o)
     text = json.dumps(spec)
     if args.output:
         with open(args.output, "w") as f:
@@ -43,17 +51,13 @@ def _spec(args):
 
 
 def _add_spec(sub, net_help):
+    from crossbow import trainer
     spec = sub.add_parser("spec", help="write a net's learner spec (JSON) for the C++ tools, "
                                        "e.g. crossbow_bench --spec")
     spec.add_argument("--net", required=True, metavar="NET", help=net_help)
-    spec.add_argument("--num-classes", type=int, default=None,
-                      help="classes of the last layer (default: the net's dataset)")
     spec.add_argument("--device", default="cpu", help="where learners run: cpu, cuda or cuda:N")
-    spec.add_argument("--lr", type=float, default=0.1)
-    spec.add_argument("--momentum", type=float, default=0.9)
-    spec.add_argument("--weight-decay", type=float, default=1e-4)
-    spec.add_argument("--seed", type=int, default=0)
     spec.add_argument("--threads", type=int, default=1, help="CPU threads of each learner")
+    trainer.add_arguments(spec, _SPEC_OPTIONS)
     spec.add_argument("--output", "-o", help="file to write (default: standard output)")
     spec.set_defaults(run=_spec)
 
@@ -87,9 +91,8 @@ def _end_world(code):
 
 def _eval(args):
     from crossbow import trainer
-    r = trainer.evaluate(args.net, args.checkpoint, args.test_db, batch_size=args.batch_size,
-                         num_classes=args.num_classes, workers=args.workers,
-                         input_size=args.input_size)
+    r = trainer.evaluate(args.net, args.checkpoint, args.test_db,
+                         **trainer.options_from(args, _EVAL_OPTIONS))
     print(f"test loss {r['loss']:.4f}, top-1 {r['top1'] * 100:.2f}%, top-5 {r['top5'] * 100:.2f}%")
     return 0
 
@@ -136,10 +139,7 @@ def _add_training(sub, net_help):
                     help=net_help + "; default: the net the checkpoint records")
     ev.add_argument("--checkpoint", required=True, help="a checkpoint file or directory")
     ev.add_argument("--test-db", required=True, help="test LMDB")
-    ev.add_argument("--batch-size", type=int, default=100)
-    ev.add_argument("--num-classes", type=int, default=None)
-    ev.add_argument("--workers", type=int, default=2)
-    ev.add_argument("--input-size", type=int, default=None, help="ImageNet nets: input side")
+    trainer.add_arguments(ev, _EVAL_OPTIONS, batch_size=trainer.EVAL_BATCH_SIZE)
     ev.set_defaults(run=_eval)
     pl = sub.add_parser("plot", help="plot metrics files: accuracy vs time/epochs, images/s")
     pl.add_argument("metrics", nargs="+", help="JSON-lines metrics files")
@@ -158,8 +158,8 @@ def parser():
     net_help = net_source.help_text()
     summ = sub.add_parser("summary", help="print a net's layers and parameter counts")
     summ.add_argument("net", metavar="NET", help=net_help)
-    summ.add_argument("--num-classes", type=int, default=None,
-                      help="classes of the last layer (default: the net's dataset)")
+    from crossbow import trainer
+    trainer.add_arguments(summ, _NET_OPTIONS)
     summ.set_defaults(run=_summary)
     _add_spec(sub, net_help)
     from crossbow import convert

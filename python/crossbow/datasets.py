@@ -1,10 +1,20 @@
-"""Readers for datasets kept as plain files: MNIST's IDX format (gzipped or not)."""
+"""Readers for datasets kept as plain files: MNIST's IDX format (gzipped or not); the input
+presets' statistics, which the loader's presets alone hold."""
 
 import gzip
 import os
 import struct
 
 import numpy as np
+
+from crossbow import _native
+
+
+def preset_statistics(preset):
+    """(mean, std), per channel in [0, 1] units, of an input preset (cifar, imagenet, mnist),
+    from the loader's presets (data/presets.cc)."""
+    stats = _native.load().input_preset_statistics(preset)
+    return stats["mean"], stats["std"]
 
 _IDX_TYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 

@@ -52,11 +52,12 @@ def check_labels(labels, n, num_classes=None):
 class Model:
     """A builder's net compiled into one C++ learner (created on first use)."""
 
-    def __init__(self, builder, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=False,
-                 seed=0, threads=1, device="cpu", precision="fp32", label_smoothing=0.0,
-                 bias_decay=True, **optimizer):
+    def __init__(self, builder, lr=None, momentum=None, weight_decay=None, nesterov=None,
+                 seed=None, threads=1, device="cpu", precision=None, label_smoothing=None,
+                 bias_decay=None, **optimizer):
         """``optimizer``: to_spec's optimiser keywords (optimizer, momentum_convention, betas,
-        eps, lookahead_k, lookahead_alpha)."""
+        eps, lookahead_k, lookahead_alpha). None takes the option table's library default
+        (builder.library_defaults), which leaves out weight decay unless asked."""
         self.builder = builder
         self.spec = builder.to_spec(lr=lr, momentum=momentum, weight_decay=weight_decay,
                                     nesterov=nesterov, seed=seed, threads=threads, device=device,

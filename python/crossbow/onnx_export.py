@@ -9,7 +9,7 @@ operator on the path to the output needs a rule in CONVERTERS, else export fails
 """
 import numpy as np
 
-from crossbow import shapes
+from crossbow.builder import op_shapes
 
 OPSET = 17
 
@@ -160,16 +160,16 @@ def _needed(ops, output):
 
 
 def _shapes(builder, input_shape, ops):
-    """Every blob's shape for an input of ``input_shape``, from the Python shape rules."""
+    """Every blob's shape for an input of ``input_shape``, from the C++ schemas."""
     known = dict(builder.shapes)
     known[builder.input_name] = (None,) + tuple(input_shape)
     for op in ops:
         try:
-            out = shapes.infer(op["type"], [known[x] for x in op["inputs"]], op["args"])
+            out = op_shapes(op, [known[x] for x in op["inputs"]], [builder.label_name])
         except ValueError as e:
             raise ValueError(f"net '{builder.name}' does not take input {list(input_shape)}: "
                              f"operator '{op['name']}' ({op['type']}): {e}") from None
-        for blob, s in zip(op["outputs"], out or ()):
+        for blob, s in zip(op["outputs"], out):
             known[blob] = s
     return known
 

@@ -25,14 +25,20 @@ _SOLVER_OPTIONS = ("optimizer", "momentum_convention", "betas", "eps", "lookahea
 
 
 class Option(typing.NamedTuple):
-    default: object  # None: unset; a tuple for a list
+    default: object  # the commands' (Trainer, crossbow train); None: unset; a tuple for a list
     kind: type  # of the value, or of each of a list's values
     help: str
     unit: str  # "" where it has none
     is_list: bool
+    library_default: object  # Model's and ModelBuilder.to_spec's, where the table differs
 
 
 _KINDS = {"int": int, "float": float, "str": str, "bool": bool, "floats": float}
+
+
+def _value(text):
+    value = json.loads(text)
+    return tuple(value) if isinstance(value, list) else value
 
 
 def option_table():
@@ -42,11 +48,11 @@ def option_table():
     if _OPTIONS is None:
         table = {}
         for o in _native.load().trainer_options():
-            default = json.loads(o["default"])
+            default, library = (_value(o[k]) for k in ("default", "library_default"))
             rule = o["rule"] if o["type"] not in ("str", "bool") else ""
-            table[o["name"]] = Option(tuple(default) if isinstance(default, list) else default,
-                                      _KINDS[o["type"]], o["doc"] + (f" ({rule})" if rule else ""),
-                                      o["unit"], o["type"] == "floats")
+            table[o["name"]] = Option(default, _KINDS[o["type"]],
+                                      o["doc"] + (f" ({rule})" if rule else ""), o["unit"],
+                                      o["type"] == "floats", library)
         _OPTIONS = table
     return _OPTIONS
 
@@ -79,6 +85,13 @@ def checked_options(options):
     checked.update(options)
     _native.load().check_trainer_options(_json(checked))
     return checked
+
+
+def checked_subset(**options):
+    """``options``, some of the table's, each checked against its rule (a ValueError naming
+    it), without the checks of a whole training run: for the commands that share them."""
+    _native.load().check_options(_json(options))
+    return options
 
 
 def _check_db(what, db):
@@ -166,15 +179,21 @@ class Trainer:
             return dict(self._native_trainer().fit())
 
 
-def evaluate(net, checkpoint, test_db, batch_size=100, num_classes=None, workers=2,
-             input_size=None):
+# Evaluation's batch, its own (a training option's default is the table's).
+EVAL_BATCH_SIZE = 100
+
+
+def evaluate(net, checkpoint, test_db, batch_size=EVAL_BATCH_SIZE, num_classes=None,
+             workers=None, input_size=None):
     """Loss, top-1 and top-5 of a checkpoint's average model on one epoch of test_db; `net`
-    None: the net the checkpoint records."""
+    None: the net the checkpoint records; `workers` None: the option table's default."""
+    if workers is None:
+        workers = option_table()["workers"].default
     from crossbow.weights import checkpoint_path
     checkpoint = checkpoint_path(checkpoint)
     _check_db("test_db", test_db)
-    if not batch_size > 0:
-        raise ValueError(f"batch_size must be > 0, got {batch_size}")
+    checked_subset(batch_size=batch_size, num_classes=num_classes, workers=workers,
+                   input_size=input_size)
     builder = checkpoint_builder(net, checkpoint, num_classes, input_size)
     source = _source(test_db, builder, dict(batch_size=batch_size, workers=workers), False)
     loss, top1, top5 = _native.load().evaluate_checkpoint(json.dumps(builder.to_spec()),
@@ -218,8 +237,9 @@ EXPORT_HELP = ("write the learner spec and options into FOLDER and print the com
                "instead of training")
 
 
-def add_arguments(parser):
-    """The options as flags of `crossbow train`: --batch-size, --lr-policy, --resume ... Without
+def add_arguments(parser, names=None, **defaults):
+    """The options as flags of `crossbow train`: --batch-size, --lr-policy, --resume ...; or of
+    a command that shares some (``names``), with ``defaults`` where its own differ. Without
     the C++ extension (which holds the table) the command takes any flags and says how to
     build it when it runs."""
     import argparse
@@ -227,6 +247,9 @@ def add_arguments(parser):
         parser.set_defaults(unchecked_flags=True)  # options_from says what is missing
         return
     for name, o in option_table().items():
+        if names is not None and name not in names:
+            continue
+        o = o._replace(default=defaults.get(name, o.default))
         flag = "--" + name.replace("_", "-")
         metavar = (o.unit or name).upper()
         if o.kind is bool:
@@ -240,10 +263,13 @@ def add_arguments(parser):
                                 help=o.help)
 
 
-def options_from(args):
-    """The options' values from parsed `crossbow train` arguments."""
+def options_from(args, names=None):
+    """The options' values from parsed `crossbow train` arguments; or the ``names`` a command
+    shares with it, checked (checked_subset)."""
     if getattr(args, "unchecked_flags", False):
         _native.load()  # the ImportError that says how to build the extension
+    if names is not None:
+        return checked_subset(**{name: getattr(args, name) for name in names})
     return {name: getattr(args, name) for name in option_table()}
 
 

@@ -107,20 +107,15 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def(
       "infer_shapes",
-      [](const std::string& net_json, const std::map<std::string, Shape>& shapes,
+      [](const std::string& net_json, const std::map<std::string, OpenShape>& shapes,
          const std::vector<std::string>& int_inputs) {
-        std::map<std::string, TensorShape> fed;
-        for (const auto& [name, dims] : shapes) fed[name].dims = dims;
-        for (const auto& name : int_inputs) fed[name].dtype = DataType::kInt32;
-        std::map<std::string, Shape> out;
-        auto inferred = InferShapes(ParseNet(net_json), [&](const std::string& name) {
-          auto it = fed.find(name);
-          return it == fed.end() ? nullptr : &it->second;
-        });
-        for (const auto& [name, shape] : inferred) out[name] = shape.dims;
-        return out;
+        return InferOpenBatchShapes(ParseNet(net_json), shapes,
+                                    {int_inputs.begin(), int_inputs.end()});
       },
-      py::arg("net_json"), py::arg("shapes"), py::arg("int_inputs") = std::vector<std::string>{});
+      py::arg("net_json"), py::arg("shapes"), py::arg("int_inputs") = std::vector<std::string>{},
+      "Every blob's shape from the operator schemas, given the fed blobs' shapes; a first "
+      "dimension of None is the batch, for any size, and a blob whose shape depends on the "
+      "batch otherwise is None");
 
   py::class_<Learner>(m, "Learner")
       .def(py::init([](const std::string& spec_json) {

@@ -78,4 +78,14 @@ void BindLoader(py::module_& m) {
       .def_property_readonly("data_identity", &ImageLoader::DataIdentity)
       .def("corrupt_records", &ImageLoader::corrupt_records, py::arg("epoch"));
   m.def("input_presets", &crossbow::data::PresetNames, "the names of the input presets");
+  m.def(
+      "input_preset_statistics",
+      [](const std::string& name) {
+        // Any input size: the statistics do not depend on it.
+        const crossbow::data::TransformConfig t = crossbow::data::PresetTransform(name, true, 1);
+        return py::dict(py::arg("mean") = t.mean, py::arg("std") = t.std);
+      },
+      py::arg("name"),
+      "an input preset's per-channel mean and std, in [0, 1] units (data/presets.cc); empty for "
+      "none");
 }

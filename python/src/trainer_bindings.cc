@@ -38,15 +38,18 @@ void BindTrainer(py::module_& m) {
         py::list out;
         for (const TrainerOption& o : TrainerOptionTable()) {
           out.append(py::dict(py::arg("name") = o.name, py::arg("type") = o.type,
-                              py::arg("default") = o.default_json, py::arg("unit") = o.unit,
-                              py::arg("rule") = o.rule, py::arg("doc") = o.doc,
-                              py::arg("reader") = o.reader, py::arg("per_rank") = o.per_rank));
+                              py::arg("default") = o.default_json,
+                              py::arg("library_default") = o.library_default_json,
+                              py::arg("unit") = o.unit, py::arg("rule") = o.rule,
+                              py::arg("doc") = o.doc, py::arg("reader") = o.reader,
+                              py::arg("per_rank") = o.per_rank));
         }
         return out;
       },
       "the table of training options, in the order of the flags: dicts of name, type (int, "
-      "float, str, bool, floats), default (JSON), unit, rule, doc, reader (engine, trainer or "
-      "python), per_rank");
+      "float, str, bool, floats), default (JSON; the commands'), library_default (JSON; Model's "
+      "and "
+      "ModelBuilder.to_spec's), unit, rule, doc, reader (engine, trainer or python), per_rank");
   m.def("_add_option_for_test", &AddOptionForTest, py::arg("name"), py::arg("doc"),
         py::arg("at_least"), py::arg("default"),
         "tests only: one more engine option (a float), before anything reads the table "
@@ -70,6 +73,11 @@ void BindTrainer(py::module_& m) {
       py::arg("db"), py::arg("train"), py::arg("options_json"), py::arg("input_size"),
       "the batch source (an ImageLoader) of an LMDB that crossbow train and crossbow_train train "
       "on or evaluate with, from the training options as JSON (crossbow/train/make_source.h)");
+  m.def(
+      "check_options", [](const std::string& options_json) { ParseTrainerConfig(options_json); },
+      py::arg("options_json"),
+      "raises ValueError, naming the option, for a value its rule refuses or an unknown key: the "
+      "options a command shares with crossbow train, without the checks of a training run");
   py::class_<PyTrainer>(m, "Trainer")
       .def(py::init([](const std::string& spec_json, const std::string& options_json,
                        std::shared_ptr<BatchSource> train, std::shared_ptr<BatchSource> test) {

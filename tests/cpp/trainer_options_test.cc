@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
+#include "crossbow/engine/learner_spec.h"
 #include "crossbow/train/trainer_config.h"
 #include "tests/cpp/expect_error.h"
 
@@ -19,6 +22,29 @@ TEST(TrainerOptionTable, NamesEachOptionOnceWithATypeAndADoc) {
     EXPECT_FALSE(o.doc.empty()) << o.name;
   }
   EXPECT_TRUE(names.count("sync_period") && names.count("workers"));
+}
+
+// Model and ModelBuilder.to_spec read library_default: the learner spec's own default, which
+// only weight_decay's entry sets apart from the commands' (1e-4).
+TEST(TrainerOptionTable, TheLibraryDefaultsAreTheLearnerSpecsAndDifferOnlyWhereTheTableSays) {
+  const SolverConfig solver;
+  const std::map<std::string, nlohmann::json> spec_defaults = {
+      {"lr", solver.lr},
+      {"momentum", solver.momentum},
+      {"weight_decay", solver.weight_decay},
+      {"nesterov", solver.nesterov},
+      {"bias_decay", solver.bias_decay},
+      {"momentum_convention", solver.momentum_convention},
+      {"optimizer", solver.type}};
+  std::set<std::string> differ;
+  for (const TrainerOption& o : TrainerOptionTable()) {
+    if (o.library_default_json != o.default_json) differ.insert(o.name);
+    auto spec = spec_defaults.find(o.name);
+    if (spec != spec_defaults.end()) {
+      EXPECT_EQ(nlohmann::json::parse(o.library_default_json), spec->second) << o.name;
+    }
+  }
+  EXPECT_EQ(differ, std::set<std::string>{"weight_decay"});
 }
 
 TEST(TrainerOptionTable, EveryDefaultParsesToWhatAnEmptyObjectGives) {

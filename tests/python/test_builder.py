@@ -5,6 +5,7 @@ import pytest
 
 from crossbow import ModelBuilder
 from crossbow.builder import FLOAT_ARGS
+from conftest import needs_C
 
 
 def small(name="small"):
@@ -217,7 +218,8 @@ def test_summary_lists_layers_and_totals():
         assert piece in text, piece
 
 
-def test_generic_op_with_a_known_type_needs_no_extension(no_C):
+@needs_C
+def test_generic_op_with_a_known_type():
     m = ModelBuilder("t")
     x = m.input("data", shape=(2, 4, 4))
     y = m.op("Relu", x)
@@ -225,6 +227,15 @@ def test_generic_op_with_a_known_type_needs_no_extension(no_C):
     a, b = m.op("Dropout", y, ["d", "d_mask"], ratio=0.5)
     assert (a, b) == ("d", "d_mask") and m.ops[-1]["args"] == {"ratio": 0.5}
     assert m.op("Relu", "d", "d") == "d"  # in place
+
+
+def test_every_layer_needs_the_extension_for_its_shapes(no_C):
+    m = ModelBuilder("t")
+    x = m.input("data", shape=(2, 4, 4))
+    for layer in (lambda: m.relu(x), lambda: m.op("Relu", x), lambda: m.conv(x, 2)):
+        with pytest.raises(ImportError, match="scripts/setup.sh"):
+            layer()
+    assert (m.ops, m.params, set(m.shapes)) == ([], [], {"data"})
 
 
 def test_generic_op_with_another_type_needs_the_extension(no_C):

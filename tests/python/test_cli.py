@@ -1,11 +1,12 @@
 """The crossbow command line."""
+import json
 import subprocess
 import sys
 
 import pytest
 
 from crossbow import cli
-from conftest import ROOT
+from conftest import ROOT, needs_C
 
 
 def test_summary_prints_layers_and_totals(capsys):
@@ -64,3 +65,30 @@ def test_python_dash_m_crossbow():
                        capture_output=True, text=True, cwd="/")
     assert r.returncode == 0, r.stderr
     assert "Total params: 431,080" in r.stdout
+
+
+@needs_C
+@pytest.mark.parametrize("argv, message", [
+    (["summary", "lenet", "--num-classes", "0"], "num_classes (--num-classes) must be >= 1, got 0"),
+    (["summary", "resnet18", "--input-size", "32"], "input_size (--input-size) must be in [64, 224]"),
+    (["spec", "--net", "lenet", "--weight-decay", "-1"],
+     "weight_decay (--weight-decay) must be finite and >= 0, got -1"),
+    (["spec", "--net", "lenet", "--precision", "fp8"], "precision (--precision) must be fp32, bf16, tf32 or fp16, got 'fp8'"),
+    (["eval", "--net", "lenet", "--checkpoint", ROOT, "--test-db", ROOT, "--batch-size", "0"],
+     "batch_size (--batch-size) must be > 0, got 0"),
+])
+def test_flags_shared_with_train_are_checked_by_the_option_table(argv, message, capsys):
+    assert cli.main(argv) == 1
+    assert message in capsys.readouterr().err
+
+
+@needs_C
+def test_flags_shared_with_train_take_the_option_tables_defaults(monkeypatch, capsys):
+    """spec's --weight-decay is the table's command default; eval keeps its own batch of 100."""
+    from crossbow import trainer
+    table = trainer.option_table()
+    monkeypatch.setitem(table, "weight_decay", table["weight_decay"]._replace(default=0.125))
+    assert cli.main(["spec", "--net", "lenet"]) == 0
+    assert json.loads(capsys.readouterr().out)["solver"]["weight_decay"] == 0.125
+    args = cli.parser().parse_args(["eval", "--checkpoint", "c", "--test-db", "d"])
+    assert (args.batch_size, args.workers) == (trainer.EVAL_BATCH_SIZE, table["workers"].default)

@@ -6,6 +6,7 @@ import pytest
 
 import crossbow
 from crossbow import nets
+from conftest import hide_C, needs_C
 
 X = np.zeros((4, 1, 28, 28), np.float32)
 Y = np.array([0, 1, 2, 3], np.int32)
@@ -67,8 +68,10 @@ def test_labels_are_checked(lenet):
         lenet.step(X, [0, 1, 2, 3])
 
 
-def test_checks_run_before_cpp_even_without_the_extension(no_C):
+@needs_C
+def test_checks_run_before_cpp_even_without_the_extension(monkeypatch):
     model = nets.build("lenet")
+    hide_C(monkeypatch)
     with pytest.raises(TypeError, match="float32"):
         model.step(X.astype(np.float64), Y)
     with pytest.raises(ImportError, match="scripts/setup.sh"):
@@ -144,3 +147,22 @@ def test_package_api():
 def test_operators_without_the_extension(no_C):
     with pytest.raises(ImportError, match=r"not built.*scripts/setup.sh"):
         crossbow.operators()
+
+
+@needs_C
+def test_defaults_are_the_option_tables_library_defaults(monkeypatch):
+    """One default per option: Model's are the table's library defaults, the commands' its
+    defaults, apart only where the table says so (weight decay: none unless asked)."""
+    from crossbow import trainer
+    table = trainer.option_table()
+    solver = nets.build("lenet").spec["solver"]
+    assert solver["weight_decay"] == table["weight_decay"].library_default == 0
+    assert table["weight_decay"].default == 1e-4
+    for key, name in [("lr", "lr"), ("momentum", "momentum"), ("nesterov", "nesterov"),
+                      ("bias_decay", "bias_decay"), ("type", "optimizer"),
+                      ("momentum_convention", "momentum_convention")]:
+        assert solver[key] == table[name].library_default == table[name].default, name
+    monkeypatch.setitem(table, "momentum", table["momentum"]._replace(library_default=0.5))
+    monkeypatch.setitem(table, "weight_decay", table["weight_decay"]._replace(library_default=0.25))
+    solver = nets.build("lenet").spec["solver"]
+    assert (solver["momentum"], solver["weight_decay"]) == (0.5, 0.25)

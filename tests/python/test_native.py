@@ -51,7 +51,9 @@ def test_unknown_operator_suggests_the_nearest():
 
 
 @pytest.mark.parametrize("name", nets.NAMES)
-def test_python_shapes_match_the_cpp_schemas(name):
+def test_builder_shapes_match_the_whole_net_at_a_real_batch(name):
+    """The builder asks C++ one operator at a time with the batch open; the whole net fed at
+    a batch of 2 must give the same shapes."""
     m = nets.builder(name)
     n = 2
     feed = {b: [n if d is None else d for d in s] for b, s in m.shapes.items()
@@ -258,3 +260,16 @@ def test_label_smoothing_changes_the_update_by_its_gradient():
         moved[e] = model.get_param(bias) - before
     np.testing.assert_allclose(moved[0.2] - moved[0.0], 0.2 / 10 - 0.2 * np.bincount(
         y, minlength=10) / len(y), atol=1e-6)
+
+
+def test_preset_statistics_are_the_loaders_presets():
+    """Python holds no dataset statistics: it reads the presets' (data/presets.cc)."""
+    from crossbow.datasets import preset_statistics
+    mean, std = preset_statistics("cifar")
+    np.testing.assert_allclose(mean, [0.4914, 0.4822, 0.4465], rtol=1e-6)
+    np.testing.assert_allclose(std, [0.2470, 0.2435, 0.2616], rtol=1e-6)
+    mean, std = preset_statistics("mnist")
+    np.testing.assert_allclose([mean, std], [[0.1307], [0.3081]], rtol=1e-6)
+    assert preset_statistics("none") == ([], [])
+    with pytest.raises(ValueError, match="unknown input preset 'imagent'; did you mean 'imagenet'"):
+        preset_statistics("imagent")

@@ -1,8 +1,9 @@
-"""The model zoo: parameter counts, structure and summaries (no C++ needed)."""
+"""The model zoo: parameter counts, structure and summaries (shapes from the C++ schemas)."""
 import pytest
 
 import crossbow
 from crossbow import nets
+from conftest import hide_C, needs_C
 
 PARAMS = {  # 10 classes (ImageNet ResNets: 1000), BN scale+bias counted, running stats not
     "lenet": 431_080,       # Caffe's examples/mnist LeNet
@@ -183,8 +184,10 @@ def test_zero_init_residual_is_refused_by_nets_without_residual_blocks(name):
         nets.builder(name, zero_init_residual=True)
 
 
-def test_build_returns_a_model_without_touching_cpp(no_C):
+@needs_C
+def test_build_returns_a_model_whose_learner_waits_for_first_use(monkeypatch):
     model = nets.build("resnet20", lr=0.05, weight_decay=1e-4, threads=2)
+    hide_C(monkeypatch)  # the builder asked C++ for shapes; no learner was made
     assert isinstance(model, crossbow.Model)
     assert model.spec["solver"] == {"lr": 0.05, "momentum": 0.9, "weight_decay": 1e-4,
                                     "nesterov": False, "bias_decay": True,

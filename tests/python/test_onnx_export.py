@@ -7,12 +7,10 @@ import pytest
 import crossbow
 from crossbow import ModelBuilder, cli, onnx_export, weights
 from crossbow import _native
-from conftest import assert_same_log_probabilities, small_variance_bn_net
+from conftest import assert_same_log_probabilities, needs_C, small_variance_bn_net
 
 onnx = pytest.importorskip("onnx", reason="ONNX export needs the onnx package (setup.sh)")
 ort = pytest.importorskip("onnxruntime", reason="the parity check needs onnxruntime (setup.sh)")
-needs_C = pytest.mark.skipif(not _native.available(),
-                             reason="needs the C++ extension (scripts/setup.sh)")
 
 
 def _trained_looking(model, seed=0):
@@ -94,7 +92,8 @@ def test_crossbow_export_writes_a_checkpoints_average_model(tmp_path, capsys):
             in capsys.readouterr().err)
 
 
-def test_input_size_sets_the_graph_input_and_is_checked(no_C, tmp_path):
+@needs_C
+def test_input_size_sets_the_graph_input_and_is_checked(tmp_path):
     builder = crossbow.nets.builder("resnet20")
     arrays = {n: np.zeros(builder.shapes[n], np.float32) for n in builder.params + builder.state}
     graph = onnx_export.to_onnx(builder, arrays, input_size=64)

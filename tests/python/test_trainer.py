@@ -13,7 +13,7 @@ import pytest
 import crossbow
 from crossbow import cli, trainer
 from crossbow.plot import plot, read_metrics
-from conftest import ROOT, binomial_margin
+from conftest import ROOT, binomial_margin, needs_C
 
 
 @pytest.fixture
@@ -23,8 +23,6 @@ def db(tmp_path):
     return str(path)
 
 
-needs_C = pytest.mark.skipif(not crossbow._native.available(),
-                             reason="crossbow._C is not built (scripts/setup.sh)")
 
 
 @needs_C
