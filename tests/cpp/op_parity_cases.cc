@@ -125,6 +125,9 @@ std::vector<ParityCase> MakeCases() {
            {In({16, 10}, -3.f, 3.f), Labels(16, 10)}, {0}),
       Case("SoftmaxWithLoss_smoothed", "SoftmaxWithLoss", {"logits", "label"}, {"prob", "loss"},
            {{"label_smoothing", 0.1f}}, {In({16, 10}, -3.f, 3.f), Labels(16, 10)}, {0}),
+      Case("SoftmaxWithLoss_mixed_smoothed", "SoftmaxWithLoss",
+           {"logits", "label", "label_b", "lam"}, {"prob", "loss"}, {{"label_smoothing", 0.1f}},
+           {In({16, 10}, -3.f, 3.f), Labels(16, 10), Labels(16, 10), In({16}, 0.f, 1.f)}, {0}),
       // accuracy
       Case("Accuracy_top1", "Accuracy", {"scores", "label"}, {"accuracy"}, none,
            {In({64, 10}), Labels(64, 10)}),
