@@ -73,6 +73,12 @@ std::vector<ParityCase> MakeCases() {
             {"count_include_pad", int64_t{1}}},
            {In({2, 3, 8, 8})}, {0}),
       Case("GlobalAveragePool", "GlobalAveragePool", {"x"}, {"y"}, none, {In({2, 8, 5, 5})}, {0}),
+      // blur_pool
+      Case("BlurPool_s2_odd", "BlurPool", {"x"}, {"y"}, none, {In({2, 5, 9, 7})}, {0}),
+      Case("BlurPool_s1_edges", "BlurPool", {"x"}, {"y"}, {{"stride", int64_t{1}}},
+           {In({3, 2, 2, 3})}, {0}),
+      Case("BlurPool_s3", "BlurPool", {"x"}, {"y"}, {{"stride", int64_t{3}}}, {In({1, 4, 10, 8})},
+           {0}),
       // spatial_bn
       Case("SpatialBN_training", "SpatialBN", {"x", "scale", "bias", "rm", "rv"},
            {"y", "rm", "rv", "sm", "sv"}, {{"epsilon", 1e-5}, {"momentum", 0.9}},
