@@ -12,7 +12,8 @@ namespace {
 // Separates the batches' mixing stream from the records' (seed, epoch, record) streams.
 constexpr uint64_t kMixStream = 0x6d69787570ULL;  // "mixup"
 
-double Normal(Rng* rng) {  // Box-Muller
+// A standard normal draw (Box-Muller).
+double Normal(Rng* rng) {
   const double u = 1.0 - rng->Uniform();  // (0, 1]: a finite log
   return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * M_PI * rng->Uniform());
 }

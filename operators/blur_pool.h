@@ -24,8 +24,8 @@ CROSSBOW_HOST_DEVICE inline int64_t OutSide(int64_t n, int64_t stride) {
 }
 
 // Y[i][j] of one H x W plane x, for outputs of stride s.
-CROSSBOW_HOST_DEVICE inline float Output(const float* x, int64_t h, int64_t w, int64_t s,
-                                         int64_t i, int64_t j) {
+CROSSBOW_HOST_DEVICE inline float Output(const float* x, int64_t h, int64_t w, int64_t s, int64_t i,
+                                         int64_t j) {
   float sum = 0.f;
   for (int a = 0; a < 3; ++a) {
     const float* row = x + Reflect(s * i + a - 1, h) * w;

@@ -76,8 +76,9 @@ OPERATOR_SCHEMA(BlurPoolGradient)
     .ShapeInference([](const OperatorDef& def, const std::vector<TensorShape>& in) {
       return std::vector<TensorShape>{{in[0].dims}};
     })
-    .Doc("Gradient of BlurPool: dX[y, x] = the sum of dY over the outputs whose window read "
-         "(y, x), each times its filter weight.")
+    .Doc(
+        "Gradient of BlurPool: dX[y, x] = the sum of dY over the outputs whose window read "
+        "(y, x), each times its filter weight.")
     .Input(0, "X", "BlurPool's input (only its shape is read)")
     .Input(1, "dY", "gradient of Y, any layout")
     .Output(0, "dX", "gradient of X, plain")

@@ -33,8 +33,8 @@ void LaunchBlurPool(const float* x, int64_t planes, int64_t h, int64_t w, int64_
 
 void LaunchBlurPoolGradient(const float* dy, int64_t planes, int64_t h, int64_t w, int64_t stride,
                             float* dx, cudaStream_t stream) {
-  BlurPoolGradientKernel<<<BlocksFor(planes * h * w), kThreadsPerBlock, 0, stream>>>(
-      dy, planes, h, w, stride, dx);
+  BlurPoolGradientKernel<<<BlocksFor(planes * h * w), kThreadsPerBlock, 0, stream>>>(dy, planes, h,
+                                                                                     w, stride, dx);
 }
 
 }  // namespace crossbow::cuda

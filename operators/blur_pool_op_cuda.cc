@@ -1,8 +1,9 @@
 // BlurPool and its gradient on CUDA: one thread an element (blur_pool_op.cu), with the CPU
 // operators' shape rules and the arithmetic of blur_pool.h.
+#include "operators/blur_pool_op_cuda.h"
+
 #include "crossbow/core/context_cuda.h"
 #include "operators/blur_pool_op.h"
-#include "operators/blur_pool_op_cuda.h"
 #include "operators/op_util_cuda.h"
 
 namespace crossbow {
@@ -32,8 +33,8 @@ class BlurPoolGradientCudaOp final : public Operator<CUDAContext> {
     EnforceInputShape(1, BlurPoolShape(def(), x));
     Tensor* dx = Output(0);
     dx->Resize(x);
-    cuda::LaunchBlurPoolGradient(Input(1).data<float>(), x[0] * x[1], x[2], x[3],
-                                 BlurStride(def()), dx->mutable_data<float>(), context_->stream());
+    cuda::LaunchBlurPoolGradient(Input(1).data<float>(), x[0] * x[1], x[2], x[3], BlurStride(def()),
+                                 dx->mutable_data<float>(), context_->stream());
     cuda::CheckLaunch(def(), "BlurPoolGradientKernel");
   }
 };

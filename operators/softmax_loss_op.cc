@@ -170,9 +170,9 @@ void SoftmaxWithLossOp::Run() {
   for (int64_t r = 0; r < n; ++r) {
     const float* row = x + r * c;
     // The target's logit: x[label], or the lam-weighted pair of a mixed row.
-    const float target = mix.lam == nullptr ? row[labels[r]]
-                                            : mix.lam[r] * row[labels[r]] +
-                                                  (1.f - mix.lam[r]) * row[mix.label_b[r]];
+    const float target =
+        mix.lam == nullptr ? row[labels[r]]
+                           : mix.lam[r] * row[labels[r]] + (1.f - mix.lam[r]) * row[mix.label_b[r]];
     total += SoftmaxRow(row, c, p + r * c) - target;
     if (smoothing_ > 0.f) {  // + e (target - mean_c x[c])
       double sum = 0.0;

@@ -55,10 +55,9 @@ __global__ void SoftmaxLossKernel(const float* log_prob, const int32_t* label, i
       continue;
     }
     const float* row = log_prob + r * c;
-    const float target =
-        mix.lam == nullptr
-            ? row[l]
-            : __fadd_rn(__fmul_rn(mix.lam[r], row[l]), __fmul_rn(1.f - mix.lam[r], row[b]));
+    const float target = mix.lam == nullptr ? row[l]
+                                            : __fadd_rn(__fmul_rn(mix.lam[r], row[l]),
+                                                        __fmul_rn(1.f - mix.lam[r], row[b]));
     sum += -static_cast<double>(target);
     if (smoothing > 0.f) {
       double total = 0.0;

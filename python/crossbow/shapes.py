@@ -120,6 +120,13 @@ def _global_pool(ins, args):
     return [(x[0], x[1], 1, 1)]
 
 
+def _blur_pool(ins, args):
+    x, s = ins[0], args.get("stride", 2)
+    if len(x) != 4 or x[2] < 2 or x[3] < 2:
+        raise ValueError(f"BlurPool expects [N, C, H, W] with H, W >= 2, got {_fmt(x)}")
+    return [(x[0], x[1], (x[2] - 1) // s + 1, (x[3] - 1) // s + 1)]
+
+
 def _softmax_loss(ins, args):
     return [ins[0], ()]
 
@@ -138,7 +145,7 @@ RULES = {
     "Concat": _concat, "Flatten": _flatten, "Reshape": _reshape, "ChannelPad": _channel_pad,
     "Dropout": _dropout, "SoftmaxWithLoss": _softmax_loss, "Softmax": _same,
     "Accuracy": _accuracy, "ConstantFill": _fill, "UniformFill": _fill, "GaussianFill": _fill,
-    "XavierFill": _fill, "MSRAFill": _fill,
+    "XavierFill": _fill, "MSRAFill": _fill, "BlurPool": _blur_pool,
 }
 
 

@@ -42,8 +42,8 @@ py::tuple NextBatch(BatchSource& source, bool mixed) {
     out.append(has ? py::object(Copy(batch->labels_b, rows)) : py::none());
     out.append(has ? py::object(Copy(batch->lam, rows)) : py::none());
   }
-  for (py::object o : {py::cast(batch->epoch), py::cast(batch->index_in_epoch),
-                       py::cast(batch->last_in_epoch)}) {
+  for (py::object o :
+       {py::cast(batch->epoch), py::cast(batch->index_in_epoch), py::cast(batch->last_in_epoch)}) {
     out.append(o);
   }
   source.Release(batch);
@@ -58,8 +58,9 @@ void BindBatchSource(py::module_& m) {
       .def_property_readonly("epoch_size", &BatchSource::EpochSize)
       .def_property_readonly("batch_size", &BatchSource::batch_size)
       .def("next_batch", [](BatchSource& s) { return NextBatch(s, false); })
-      .def("next_mixed_batch", [](BatchSource& s) { return NextBatch(s, true); },
-           "(images, labels, labels_b, lam, epoch, index, last): labels_b and lam None unmixed")
+      .def(
+          "next_mixed_batch", [](BatchSource& s) { return NextBatch(s, true); },
+          "(images, labels, labels_b, lam, epoch, index, last): labels_b and lam None unmixed")
       .def(
           "set_mix",
           [](BatchSource& s, double mixup_alpha, double cutmix_alpha) {

@@ -83,8 +83,8 @@ void BindLoader(py::module_& m) {
   m.def(
       "mix_batch",
       [](py::array_t<float, py::array::c_style | py::array::forcecast> images,
-         py::array_t<int32_t, py::array::c_style | py::array::forcecast> labels,
-         double mixup_alpha, double cutmix_alpha, uint64_t seed, int64_t epoch, int64_t index) {
+         py::array_t<int32_t, py::array::c_style | py::array::forcecast> labels, double mixup_alpha,
+         double cutmix_alpha, uint64_t seed, int64_t epoch, int64_t index) {
         const int64_t n = labels.size();
         CROSSBOW_ENFORCE_VALUE(images.ndim() == 4 && images.shape(0) == n,
                                "mix_batch: images must be [N, C, H, W] for N labels");

@@ -93,9 +93,9 @@ TEST(Mix, CutMixPastesABoxOfArea1MinusLamFromThePartner) {
         pasted += v == j + 1.f && i != j;
       }
       if (i != j) EXPECT_FLOAT_EQ(1.0 - static_cast<double>(pasted) / pixels, lam[i]);
-      EXPECT_FLOAT_EQ(lam[i], 1.0 - static_cast<double>((draw.bottom - draw.top) *
-                                                         (draw.right - draw.left)) /
-                                        pixels);
+      EXPECT_FLOAT_EQ(
+          lam[i],
+          1.0 - static_cast<double>((draw.bottom - draw.top) * (draw.right - draw.left)) / pixels);
     }
     boxes_cut += draw.lam < 1;
   }

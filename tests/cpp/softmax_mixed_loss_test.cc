@@ -145,10 +145,11 @@ TEST(SoftmaxMixedLoss, BadMixedInputsAreValueErrorsNamingThem) {
   EXPECT_ERROR(h.Run(loss({"X", "label", "label_b", "int_lam"})), ValueError,
                "input 3 'int_lam' must be float32[6]");
   const OpSchema* schema = SchemaRegistry::Find("SoftmaxWithLoss");
-  EXPECT_ERROR(schema->InferShapes(loss({"X", "label", "label_b", "lam"}),
-                                   {{{6, 7}}, {{6}, DataType::kInt32}, {{6}, DataType::kInt32},
-                                    {{5}, DataType::kFloat32}}),
-               ValueError, "input 3 'lam' must be float32[6]");
+  EXPECT_ERROR(
+      schema->InferShapes(
+          loss({"X", "label", "label_b", "lam"}),
+          {{{6, 7}}, {{6}, DataType::kInt32}, {{6}, DataType::kInt32}, {{5}, DataType::kFloat32}}),
+      ValueError, "input 3 'lam' must be float32[6]");
 }
 
 }  // namespace
