@@ -2,6 +2,7 @@
 numpy, the loader's batches, the flags' checks, evaluation left alone, and short real runs."""
 import os
 import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -117,6 +118,16 @@ def test_the_command_line_rejects_a_bad_alpha(tmp_path, capsys):
                      "--mixup-alpha", "nan"]) == 1
     assert "mixup_alpha (--mixup-alpha) must be finite and >= 0, got nan" in \
         capsys.readouterr().err
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(ROOT, "build", "crossbow_train")),
+                    reason="build/crossbow_train not built")
+def test_crossbow_train_rejects_a_bad_alpha_before_reading_anything():
+    done = subprocess.run([os.path.join(ROOT, "build", "crossbow_train"), "--cutmix_alpha", "nan",
+                           "--spec", "/nonexistent", "--train_db", "/nowhere"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "cutmix_alpha (--cutmix-alpha) must be finite and >= 0, got nan" in done.stdout
 
 
 def test_a_source_that_cannot_mix_is_refused():
