@@ -118,6 +118,37 @@ TEST(Mix, BadAlphasAreValueErrorsNamingTheFlag) {
                "cutmix_alpha (--cutmix-alpha) must be finite and >= 0, got nan");
 }
 
+// A loader restored from a saved state mixes the batches after it as the first one did.
+TEST(Mix, AResumedLoaderMixesAsTheUninterruptedOneDid) {
+  testing::TempDir dir;
+  std::vector<std::string> records;
+  for (int i = 0; i < 24; ++i) {
+    records.push_back(SerializeDatum(testing::RawDatum(
+        1, 3, 3, [i](int, int y, int x) { return (i * 11 + y * 3 + x) % 256; }, i % 10)));
+  }
+  testing::WriteDb(dir / "db", records);
+  LoaderOptions o;
+  o.path = dir / "db";
+  o.batch_size = 4;
+  o.seed = 8;
+  o.transform.train = true;
+  o.mix = {0.0, 1.0};
+  auto take = [](ImageLoader* loader) {
+    const Batch* b = loader->Acquire();
+    std::vector<float> out(b->images, b->images + b->size * 9);
+    out.insert(out.end(), b->lam, b->lam + b->size);
+    loader->Release(b);
+    return out;
+  };
+  ImageLoader first(o);
+  for (int i = 0; i < 4; ++i) take(&first);
+  const std::string state = first.SaveState();
+  o.workers = 2;
+  ImageLoader resumed(o);
+  resumed.RestoreState(state);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(take(&resumed), take(&first)) << "batch " << i;
+}
+
 // The loader mixes each batch as DrawMix and ApplyMix do to the unmixed batch, whatever the
 // worker count, and a test loader refuses to.
 TEST(Mix, TheLoaderMixesEachBatchByItsPlaceInTheRun) {
