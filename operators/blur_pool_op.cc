@@ -3,6 +3,12 @@
 #include "operators/blur_pool.h"
 
 namespace crossbow {
+namespace {
+
+// Below this many input elements a plane loop stays on one thread.
+constexpr int64_t kMinParallelElements = 1 << 16;
+
+}  // namespace
 
 int64_t BlurStride(const OperatorDef& def) {
   const int64_t stride = def.Arg<int64_t>("stride", 2);
@@ -26,10 +32,12 @@ void BlurPoolOp::Run() {
   y->Resize(out);
   const float* in = x.data<float>();
   float* o = y->mutable_data<float>();
+#pragma omp parallel for schedule(static) if (planes * h * w >= kMinParallelElements)
   for (int64_t p = 0; p < planes; ++p) {
+    float* plane = o + p * out[2] * out[3];
     for (int64_t i = 0; i < out[2]; ++i) {
       for (int64_t j = 0; j < out[3]; ++j) {
-        *o++ = blur::Output(in + p * h * w, h, w, s, i, j);
+        plane[i * out[3] + j] = blur::Output(in + p * h * w, h, w, s, i, j);
       }
     }
   }
@@ -45,9 +53,12 @@ void BlurPoolGradientOp::Run() {
   dx->Resize(x);
   const float* g = dy.data<float>();
   float* d = dx->mutable_data<float>();
+#pragma omp parallel for schedule(static) if (planes * h * w >= kMinParallelElements)
   for (int64_t p = 0; p < planes; ++p) {
     for (int64_t y = 0; y < h; ++y) {
-      for (int64_t c = 0; c < w; ++c) *d++ = blur::InputGradient(g + p * out_plane, h, w, s, y, c);
+      for (int64_t c = 0; c < w; ++c) {
+        d[(p * h + y) * w + c] = blur::InputGradient(g + p * out_plane, h, w, s, y, c);
+      }
     }
   }
 }
