@@ -4,8 +4,9 @@ Nets: LeNet (MNIST), the CIFAR ResNets of He et al. 2016 (20/32/56/110), VGG-16 
 batch norm (CIFAR), and the ImageNet ResNet-18, ResNet-34 and ResNet-50 v1.5 and the ResNet-D
 variants resnet18d and resnet50d (deep stem, average-pool shortcuts), and those with
 MaxBlurPool in the stem, resnet18d_maxblur and resnet50d_maxblur (anti-aliased downsampling,
-Zhang 2019), which take ``input_size`` (224 by default). The ResNets take ``zero_init_residual`` (each residual branch
-ends in a batch norm of scale 0 at the start, as torchvision's argument of that name).
+Zhang 2019), which take ``input_size`` (224 by default). The ResNets take
+``zero_init_residual`` (each residual branch ends in a batch norm of scale 0 at the start, as
+torchvision's argument of that name).
 """
 
 from crossbow.model import Model
