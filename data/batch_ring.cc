@@ -15,8 +15,11 @@ BatchRing::BatchRing(int slots, int64_t floats_per_slot, int64_t labels_per_slot
   for (Slot& slot : slots_) {
     memory_.push_back(AllocateBatchMemory(floats_per_slot * sizeof(float)));
     slot.images = reinterpret_cast<float*>(memory_.back().get());
-    memory_.push_back(AllocateBatchMemory(labels_per_slot * sizeof(int32_t)));
+    // labels, labels_b, lam: three rows of four-byte values.
+    memory_.push_back(AllocateBatchMemory(3 * labels_per_slot * sizeof(int32_t)));
     slot.labels = reinterpret_cast<int32_t*>(memory_.back().get());
+    slot.labels_b = slot.labels + labels_per_slot;
+    slot.lam = reinterpret_cast<float*>(slot.labels_b + labels_per_slot);
   }
   Reset(0);
 }

@@ -28,6 +28,8 @@ class BatchRing {
     Batch batch;
     float* images = nullptr;
     int32_t* labels = nullptr;
+    int32_t* labels_b = nullptr;  // a mixed batch's second labels and their weights (data/mix.h)
+    float* lam = nullptr;
     int64_t sequence = -1;
     int64_t corrupt = 0;  // records of this batch that were skipped
     enum class State { kFree, kFilling, kReady, kAcquired } state = State::kFree;

@@ -7,6 +7,7 @@
 
 #include "data/epoch_order.h"
 #include "data/label_range.h"
+#include "data/mix.h"
 #include "data/rng.h"
 
 namespace crossbow::data {
@@ -41,6 +42,7 @@ ImageLoader::ImageLoader(LoaderOptions options) : options_(std::move(options)) {
   CROSSBOW_ENFORCE_VALUE(o.slots >= 0, "slots must not be negative, got ", o.slots);
   CROSSBOW_ENFORCE_VALUE(o.num_classes >= 0, "num_classes must not be negative, got ",
                          o.num_classes);
+  CheckMix(o.mix);
   reader_ = std::make_unique<LmdbReader>(o.path);
   const int64_t records = reader_->size();
   CROSSBOW_ENFORCE(records > 0, o.path, " is an empty LMDB: there are no records to load");
@@ -90,6 +92,24 @@ std::string ImageLoader::Describe() const {
 }
 
 ImageLoader::~ImageLoader() { Stop(); }
+
+void ImageLoader::CheckMix(const MixOptions& mix) const {
+  CheckMixOptions(mix);
+  CROSSBOW_ENFORCE_VALUE(!mix.active() || options_.transform.train, options_.path,
+                         ": Mixup and CutMix (--mixup-alpha, --cutmix-alpha) mix training ",
+                         "batches; this loader is an evaluation's (train false)");
+}
+
+bool ImageLoader::SetMix(const MixOptions& mix) {
+  CheckMix(mix);
+  CROSSBOW_ENFORCE(ring_->held() == 0, "SetMix() while ", ring_->held(),
+                   " batch(es) are held: release them first");
+  const int64_t first = ring_->FirstUnreleased();
+  Stop();
+  options_.mix = mix;
+  Start(first);
+  return true;
+}
 
 void ImageLoader::Start(int64_t first_sequence) {
   ring_->Reset(first_sequence);
@@ -150,6 +170,12 @@ void ImageLoader::Fill(int64_t global, const std::vector<int64_t>& order,
   }
   slot->batch =
       Batch{slot->images, slot->labels, size, epoch, index, index == batches_per_epoch_ - 1};
+  if (!options_.mix.active() || size == 0) return;
+  const Shape& shape = transformer_->output_shape();
+  ApplyMix(DrawMix(options_.mix, options_.seed, epoch, index, size, shape[1], shape[2]), shape,
+           size, slot->images, slot->labels, slot->labels_b, slot->lam);
+  slot->batch.labels_b = slot->labels_b;
+  slot->batch.lam = slot->lam;
 }
 
 std::string ImageLoader::Decode(std::string_view bytes, uint64_t seed, const std::string& key,

@@ -30,6 +30,8 @@ struct LoaderOptions {
   std::string read_order = "auto";
   int64_t block_records = 0;
   int64_t window_blocks = 16;
+  // Mixup and CutMix of training batches (data/mix.h); a test transform refuses them.
+  MixOptions mix;
 };
 
 // Batches from an LMDB, decoded and augmented on a pool of workers into a ring of reusable slots
@@ -37,7 +39,8 @@ struct LoaderOptions {
 // through its own read transaction (its shard of the cursor work: LMDB reads are zero-copy lookups
 // into the map, so reading where the pixels are decoded saves a hand-off). Batch contents depend
 // only on the seed: the record order of an epoch comes from (seed, epoch) and each record's
-// augmentation from (seed, epoch, record).
+// augmentation from (seed, epoch, record), and, with mix options, each batch's Mixup or CutMix
+// from (seed, epoch, batch).
 //
 // Corrupt records (unparseable bytes, an image that does not decode, sizes that disagree with
 // the bytes) are logged with their key, skipped and counted; a batch that held some is smaller.
@@ -58,6 +61,7 @@ class ImageLoader : public BatchSource {
   std::string SaveState() const override;
   void RestoreState(const std::string& state) override;
   void Shard(const BatchShard& shard) override;
+  bool SetMix(const MixOptions& mix) override;
   void ReserveHeld(int batches) override;
   std::string Describe() const override;
 
@@ -76,6 +80,7 @@ class ImageLoader : public BatchSource {
   // Ring slots for a consumer that holds `held` batches: those, plus two per worker to fill.
   int RingSlots(int held) const;
   void Stop();
+  void CheckMix(const MixOptions& mix) const;
   void Work(int worker, int64_t first_sequence);
   void Fill(int64_t global, const std::vector<int64_t>& order, LmdbReader::Transaction* transaction,
             BatchRing::Slot* slot) const;

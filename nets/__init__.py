@@ -2,18 +2,22 @@
 
 Nets: LeNet (MNIST), the CIFAR ResNets of He et al. 2016 (20/32/56/110), VGG-16 with
 batch norm (CIFAR), and the ImageNet ResNet-18, ResNet-34 and ResNet-50 v1.5 and the ResNet-D
-variants resnet18d and resnet50d (deep stem, average-pool shortcuts), which take
-``input_size`` (224 by default). The ResNets take ``zero_init_residual`` (each residual branch
-ends in a batch norm of scale 0 at the start, as torchvision's argument of that name).
+variants resnet18d and resnet50d (deep stem, average-pool shortcuts), and those with
+MaxBlurPool in the stem, resnet18d_maxblur and resnet50d_maxblur (anti-aliased downsampling,
+Zhang 2019), which take ``input_size`` (224 by default). The ResNets take
+``zero_init_residual`` (each residual branch ends in a batch norm of scale 0 at the start, as
+torchvision's argument of that name).
 """
 
 from crossbow.model import Model
 from crossbow.names import did_you_mean
 
 NAMES = ("lenet", "resnet20", "resnet32", "resnet56", "resnet110", "vgg16", "resnet18",
-         "resnet34", "resnet50", "resnet18d", "resnet50d")
+         "resnet34", "resnet50", "resnet18d", "resnet50d", "resnet18d_maxblur",
+         "resnet50d_maxblur")
 # 1000 classes, any input_size (the -d variants: multiples of 32); the others: 10
-IMAGENET = ("resnet18", "resnet34", "resnet50", "resnet18d", "resnet50d")
+IMAGENET = ("resnet18", "resnet34", "resnet50", "resnet18d", "resnet50d", "resnet18d_maxblur",
+            "resnet50d_maxblur")
 # Each net's input preset (crossbow.data.ImageDB, `--augment`): its data set's pipeline.
 PRESETS = dict({name: "cifar" for name in NAMES}, lenet="mnist",
                **{name: "imagenet" for name in IMAGENET})
@@ -42,8 +46,10 @@ def _builder(name, num_classes, input_size, zero_init_residual):
                          f"(--zero-init-residual) is for the ResNets")
     if name in IMAGENET:
         from crossbow.nets.imagenet_resnet import resnet
-        depth, variant = name[len("resnet"):].rstrip("d"), "d" if name.endswith("d") else ""
-        return resnet(int(depth), classes, input_size or 224, zero_init_residual, variant)
+        base, _, extra = name.partition("_")
+        depth, variant = base[len("resnet"):].rstrip("d"), "d" if base.endswith("d") else ""
+        return resnet(int(depth), classes, input_size or 224, zero_init_residual, variant,
+                      max_blur_pool=extra == "maxblur")
     if name == "lenet":
         from crossbow.nets.lenet import lenet
         return lenet(classes)

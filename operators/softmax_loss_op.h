@@ -31,8 +31,19 @@ class SoftmaxGradientOp final : public Operator<CPUContext> {
 // CrossEntropyLoss(label_smoothing=e). Throws a ValueError naming `def` outside [0, 1).
 float LabelSmoothing(const OperatorDef& def);
 
+// Mixed targets (Mixup, CutMix): two more inputs from `first` on (SoftmaxWithLoss: 2, its
+// gradient: 3), label_b (int32 [N]) and lam (float32 [N]): row r's target is lam[r] of
+// label[r]'s and 1 - lam[r] of label_b[r]'s. Returns whether `def` has them; a ValueError
+// naming `def` where it has one of the two.
+bool MixedTargets(const OperatorDef& def, int first);
+// Throws ValueErrors naming `def` unless label_b is int32 [N] and lam float32 [N] for scores
+// [N, C]; `first` is label_b's input index.
+void EnforceMixInputs(const OperatorDef& def, int first, const Shape& scores,
+                      const TensorShape& label_b, const TensorShape& lam);
+
 // prob = softmax(logits) per row; loss = mean over rows of -sum_c q[c] log prob[c], that is
-// logsumexp(x) - (1 - e) x[label] - e mean_c x[c].
+// logsumexp(x) - (1 - e) t - e mean_c x[c], with t = x[label], or lam x[label] + (1 - lam)
+// x[label_b] for mixed targets.
 class SoftmaxWithLossOp final : public Operator<CPUContext> {
  public:
   SoftmaxWithLossOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
@@ -40,6 +51,7 @@ class SoftmaxWithLossOp final : public Operator<CPUContext> {
 
  private:
   const float smoothing_;
+  const bool mixed_;
   ReorderCache logits_plain_;
   Tensor prob_scratch_;
 };
@@ -52,6 +64,7 @@ class SoftmaxWithLossGradientOp final : public Operator<CPUContext> {
 
  private:
   const float smoothing_;
+  const bool mixed_;
   ReorderCache prob_plain_;
 };
 
@@ -64,6 +77,9 @@ void EnforceScalar(const OperatorDef& def, int i, const Shape& shape, DataType t
 void EnforceScoresAndLabels(const OperatorDef& def, const Shape& scores, const Shape& label,
                             DataType label_type);
 // Throws a ValueError naming `def`, the row and the value for a label outside [0, C).
-void EnforceLabelsInRange(const OperatorDef& def, const int32_t* label, int64_t n, int64_t c);
+void EnforceLabelsInRange(const OperatorDef& def, const int32_t* label, int64_t n, int64_t c,
+                          int input = 1);
+// Throws a ValueError naming `def`, input `input`, the row and the value for a lam outside [0, 1].
+void EnforceLamInRange(const OperatorDef& def, int input, const float* lam, int64_t n);
 
 }  // namespace crossbow

@@ -11,6 +11,17 @@ namespace crossbow {
 namespace {
 
 using cudnn::kOne;
+
+// The operator's mixed targets from input `first` on, their shapes checked (values stay on the
+// device); none where `mixed` is false.
+cuda::TargetMix Mix(const OperatorBase& op, bool mixed, int first) {
+  if (!mixed) return {};
+  const Tensor& label_b = op.Input(first);
+  const Tensor& lam = op.Input(first + 1);
+  EnforceMixInputs(op.def(), first, op.Input(0).shape(), {label_b.shape(), label_b.dtype()},
+                   {lam.shape(), lam.dtype()});
+  return {label_b.data<int32_t>(), lam.data<float>()};
+}
 using cudnn::kZero;
 
 // An [N, C] matrix as the [N, C, 1, 1] tensor whose instances cuDNN's softmax normalises.
@@ -73,12 +84,14 @@ class SoftmaxWithLossCudnnOp final : public Operator<CUDAContext> {
   SoftmaxWithLossCudnnOp(const OperatorDef& def, Workspace* ws, CUDAContext* context)
       : Operator(def, ws, context),
         smoothing_(LabelSmoothing(def)),
+        mixed_(MixedTargets(def, 2)),
         log_prob_scratch_(context->device()) {}
 
   void Run() override {
     const Tensor& logits = Input(0);
     const Tensor& label = Input(1);
     EnforceScoresAndLabels(def(), logits.shape(), label.shape(), label.dtype());
+    const cuda::TargetMix mix = Mix(*this, mixed_, 2);
     const int64_t n = logits.dim(0), c = logits.dim(1);
     const cudnnTensorDescriptor_t desc = rows_.Get(*this, logits.shape());
     Tensor* prob = HasOutput(0) ? Output(0) : &log_prob_scratch_;
@@ -90,7 +103,7 @@ class SoftmaxWithLossCudnnOp final : public Operator<CUDAContext> {
                 cudnn::Describe(*this));
     if (HasOutput(1)) {
       Output(1)->Resize({});
-      cuda::SoftmaxLoss(prob->data<float>(), label.data<int32_t>(), n, c, smoothing_,
+      cuda::SoftmaxLoss(prob->data<float>(), label.data<int32_t>(), n, c, smoothing_, mix,
                         Output(1)->mutable_data<float>(), stream);
       CUDA_CHECK(cudaGetLastError(), cudnn::Describe(*this));
     }
@@ -102,6 +115,7 @@ class SoftmaxWithLossCudnnOp final : public Operator<CUDAContext> {
 
  private:
   const float smoothing_;
+  const bool mixed_;
   RowsDescriptor rows_;
   Tensor log_prob_scratch_;  // when prob is unnamed
 };
@@ -109,23 +123,25 @@ class SoftmaxWithLossCudnnOp final : public Operator<CUDAContext> {
 class SoftmaxWithLossGradientCudaOp final : public Operator<CUDAContext> {
  public:
   SoftmaxWithLossGradientCudaOp(const OperatorDef& def, Workspace* ws, CUDAContext* context)
-      : Operator(def, ws, context), smoothing_(LabelSmoothing(def)) {}
+      : Operator(def, ws, context), smoothing_(LabelSmoothing(def)), mixed_(MixedTargets(def, 3)) {}
 
   void Run() override {
     const Tensor& prob = Input(0);
     const Tensor& label = Input(1);
     EnforceScoresAndLabels(def(), prob.shape(), label.shape(), label.dtype());
     EnforceScalar(def(), 2, Input(2).shape(), Input(2).dtype());
+    const cuda::TargetMix mix = Mix(*this, mixed_, 3);
     Tensor* dx = Output(0);
     dx->Resize(prob.shape());
     cuda::SoftmaxWithLossGradient(prob.data<float>(), label.data<int32_t>(), Input(2).data<float>(),
-                                  prob.dim(0), prob.dim(1), smoothing_, dx->mutable_data<float>(),
-                                  context_->stream());
+                                  prob.dim(0), prob.dim(1), smoothing_, mix,
+                                  dx->mutable_data<float>(), context_->stream());
     CUDA_CHECK(cudaGetLastError(), cudnn::Describe(*this));
   }
 
  private:
   const float smoothing_;
+  const bool mixed_;
 };
 
 }  // namespace

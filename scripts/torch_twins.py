@@ -9,7 +9,11 @@ scripts/torch_resnet.py; ResNet-50's is torchvision.models.resnet50.
 resnet18d, resnet50d: torchvision's ResNet made into timm's ResNet-D (Bag of Tricks): the stem
 conv1 = Sequential(conv 3x3/2 to 32, bn, relu, conv 32, bn, relu, conv 64) before bn1, and each
 projection shortcut downsample = Sequential(AvgPool2d 2x2 at the block's stride (Identity at
-stride 1), conv 1x1 stride 1, bn), with timm's state_dict names. Needs torch and torchvision."""
+stride 1), conv 1x1 stride 1, bn), with timm's state_dict names. Needs torch and torchvision.
+resnet18d_maxblur, resnet50d_maxblur: those with the stem's max pool made MaxBlurPool as
+antialiased-cnns does (MaxPool2d(2, 1), then ReflectionPad2d(1) and the fixed [1, 2, 1]^2 / 16
+filter depthwise at stride 2): no parameters, so the same state_dict."""
+import torch
 import torch.nn as nn
 
 VGG16 = (64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M",
@@ -89,3 +93,30 @@ def resnet18d(classes=1000):
 def resnet50d(classes=1000):
     import torchvision
     return _resnet_d(torchvision.models.resnet50, classes)
+
+
+class BlurPool(nn.Module):
+    """antialiased-cnns' BlurPool with filter size 3 and reflect padding, stride 2."""
+
+    def __init__(self, channels):
+        super().__init__()
+        taps = torch.tensor([1.0, 2.0, 1.0])
+        self.register_buffer("filt", (taps[:, None] * taps[None, :] / 16).repeat(
+            channels, 1, 1, 1), persistent=False)
+
+    def forward(self, x):
+        x = nn.functional.pad(x, (1, 1, 1, 1), mode="reflect")
+        return nn.functional.conv2d(x, self.filt, stride=2, groups=x.shape[1])
+
+
+def _max_blur(net):
+    net.maxpool = nn.Sequential(nn.MaxPool2d(2, 1), BlurPool(64))
+    return net
+
+
+def resnet18d_maxblur(classes=1000):
+    return _max_blur(resnet18d(classes))
+
+
+def resnet50d_maxblur(classes=1000):
+    return _max_blur(resnet50d(classes))

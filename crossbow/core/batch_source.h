@@ -8,6 +8,16 @@
 
 namespace crossbow {
 
+// Mixup (Zhang et al. 2018) and CutMix (Yun et al. 2019) of training batches (data/mix.h): each
+// batch draws lam ~ Beta(alpha, alpha) and mixes every example with another of the batch. An
+// alpha of 0 is off; with both on, each batch takes one of the two with even odds (timm's Mixup
+// with switch_prob 0.5).
+struct MixOptions {
+  double mixup_alpha = 0;
+  double cutmix_alpha = 0;
+  bool active() const { return mixup_alpha > 0 || cutmix_alpha > 0; }
+};
+
 // One batch in host memory, owned by its source until released.
 struct Batch {
   const float* images = nullptr;    // size x C x H x W, plain NCHW
@@ -16,6 +26,10 @@ struct Batch {
   int64_t epoch = 0;           // 0-based epoch the batch belongs to
   int64_t index_in_epoch = 0;  // 0-based batch number within its epoch
   bool last_in_epoch = false;
+  // A mixed batch (MixOptions): example i is lam[i] of labels[i]'s and 1 - lam[i] of
+  // labels_b[i]'s, and the loss weighs the two labels so. Both null: not mixed.
+  const int32_t* labels_b = nullptr;  // size
+  const float* lam = nullptr;         // size
 };
 
 // Which batches of a run one process reads when several processes (MPI ranks) share one data
@@ -67,6 +81,11 @@ class BatchSource {
   // the batch after the last one released before SaveState().
   virtual std::string SaveState() const = 0;
   virtual void RestoreState(const std::string& state) = 0;
+
+  // From the current position on, mixes the batches it makes as `mix` says (a training source
+  // only: evaluation never mixes). Only while no batch is held. Returns false, changing
+  // nothing, where the source cannot mix.
+  virtual bool SetMix(const MixOptions& mix) { return false; }
 
   // From the current position on, reads only `shard`'s batches (the engine calls it when it
   // trains across processes). Only while no batch is held. Sources that cannot be sharded say so.

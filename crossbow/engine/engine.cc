@@ -320,7 +320,7 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
   Shape shape = spec_.input_shape;
   shape.insert(shape.begin(), batch->size);
   try {
-    slot.loss = l.ForwardBackward(batch->images, shape, batch->labels);
+    slot.loss = l.ForwardBackward(batch->images, shape, batch->labels, batch->labels_b, batch->lam);
   } catch (...) {
     train_->Release(batch);
     throw;

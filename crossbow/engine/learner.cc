@@ -45,6 +45,23 @@ NetDef InferenceNet(const NetDef& net, bool with_loss) {
   return out;
 }
 
+// The blobs that carry a mixed batch's second labels and their weights.
+std::string LabelB(const LearnerSpec& spec) { return spec.label + "_b"; }
+std::string Lam(const LearnerSpec& spec) { return spec.label + "_lam"; }
+
+// `train` with every SoftmaxWithLoss on the spec's label, and its gradient, reading the mixed
+// targets too (their optional inputs: softmax_loss_op.h); empty where no loss reads the label.
+NetDef WithMixedTargets(NetDef train, const LearnerSpec& spec) {
+  bool found = false;
+  for (auto& op : train.ops) {
+    const bool loss = op.type == "SoftmaxWithLoss" || op.type == "SoftmaxWithLossGradient";
+    if (!loss || op.inputs.size() < 2 || op.inputs[1] != spec.label) continue;
+    op.inputs.insert(op.inputs.end(), {LabelB(spec), Lam(spec)});
+    found = true;
+  }
+  return found ? train : NetDef{};
+}
+
 }  // namespace
 
 Learner::Learner(LearnerSpec spec)
@@ -67,6 +84,8 @@ Learner::Learner(LearnerSpec spec)
   SetLearningRate(static_cast<float>(spec_.solver.lr));
   root_.CreateTensor(spec_.input);
   root_.CreateTensor(spec_.label);
+  root_.CreateTensor(LabelB(spec_));
+  root_.CreateTensor(Lam(spec_));
 
   std::set<std::string> fetched(spec_.accuracy.begin(), spec_.accuracy.end());
   fetched.insert({spec_.loss, spec_.output});
@@ -86,6 +105,7 @@ Learner::Learner(LearnerSpec spec)
       });
   train_def_.ops.insert(train_def_.ops.end(), update.ops.begin(), update.ops.end());
   optimizer_state_ = std::move(update.state);
+  mixed_train_def_ = WithMixedTargets(train_def_, spec_);
   for (const auto& blob : optimizer_state_) {
     const bool count = blob.start == OptimizerStateBlob::Start::kCount;
     Tensor zeros(count ? Shape{1} : root_.GetTensor(blob.param)->shape(), DataType::kFloat32);
@@ -128,7 +148,8 @@ void Learner::CheckForwardNet() {
   });
 }
 
-void Learner::Feed(const float* images, const Shape& shape, const int32_t* labels) {
+void Learner::Feed(const float* images, const Shape& shape, const int32_t* labels,
+                   const int32_t* labels_b, const float* lam) {
   Shape expected = spec_.input_shape;
   expected.insert(expected.begin(), shape.empty() ? 0 : shape[0]);
   CROSSBOW_ENFORCE_VALUE(shape.size() == 4 && shape == expected && shape[0] > 0, "learner '",
@@ -148,6 +169,17 @@ void Learner::Feed(const float* images, const Shape& shape, const int32_t* label
     moved = moved || label->raw_data() != before;
     context_->Copy(label->raw_data(), labels, label->nbytes());
   }
+  if (labels_b != nullptr) {
+    for (const auto& [name, from, type] :
+         {std::tuple{LabelB(spec_), static_cast<const void*>(labels_b), DataType::kInt32},
+          std::tuple{Lam(spec_), static_cast<const void*>(lam), DataType::kFloat32}}) {
+      Tensor* t = root_.GetTensor(name);
+      before = t->raw_data();
+      t->Resize({shape[0]}, type);
+      moved = moved || t->raw_data() != before;
+      context_->Copy(t->raw_data(), from, t->nbytes());
+    }
+  }
   // A batch larger than any before reallocates the input: the recordings of every plan (other
   // batch sizes) hold its old address, freed now.
   if (moved) {
@@ -165,16 +197,23 @@ float Learner::ReadFloat(const Tensor& t) {
   return value;
 }
 
-Learner::TrainPlan& Learner::TrainPlanFor(int64_t batch) {
-  TrainPlan& plan = train_plans_[batch];
+Learner::TrainPlan& Learner::TrainPlanFor(int64_t batch, bool mixed) {
+  CROSSBOW_ENFORCE_VALUE(!mixed || !mixed_train_def_.ops.empty(), "learner '", spec_.name,
+                         "': a mixed batch (Mixup, CutMix) needs a SoftmaxWithLoss on the label '",
+                         spec_.label, "', which weighs the two labels; this net has none");
+  TrainPlan& plan = train_plans_[{batch, mixed}];
   if (!plan.net) {
+    // A source mixes all of its batches or none: the other kind's plan of this size (the
+    // engine's warm-up step) would only hold memory.
+    train_plans_.erase({batch, !mixed});
     std::set<std::string> keep(spec_.accuracy.begin(), spec_.accuracy.end());
     keep.insert({spec_.loss, spec_.output});
-    plan.net = std::make_unique<Net>(train_def_, &root_, context_.get(), keep, spec_.plan_memory);
+    plan.net = std::make_unique<Net>(mixed ? mixed_train_def_ : train_def_, &root_, context_.get(),
+                                     keep, spec_.plan_memory);
     if (!spec_.cuda_graphs) plan.net->DisableCapture();
     plan.update_begin = update_begin_;
   }
-  last_batch_ = batch;
+  last_plan_ = {batch, mixed};
   return plan;
 }
 
@@ -192,9 +231,9 @@ Net& Learner::InferencePlanFor(int64_t batch, bool with_loss) {
 }
 
 Tensor* Learner::TrainingBlob(const std::string& name) {
-  CROSSBOW_ENFORCE(last_batch_ > 0, "learner '", spec_.name, "': blob '", name,
+  CROSSBOW_ENFORCE(last_plan_.first > 0, "learner '", spec_.name, "': blob '", name,
                    "' of the training plan was asked for before the first step");
-  return train_plans_.at(last_batch_).net->Blob(name);
+  return train_plans_.at(last_plan_).net->Blob(name);
 }
 
 float Learner::Step(const float* images, const Shape& shape, const int32_t* labels) {
@@ -208,9 +247,12 @@ float Learner::Step(const float* images, const Shape& shape, const int32_t* labe
   return loss;
 }
 
-float Learner::ForwardBackward(const float* images, const Shape& shape, const int32_t* labels) {
-  Feed(images, shape, labels);
-  TrainPlan& plan = TrainPlanFor(shape[0]);
+float Learner::ForwardBackward(const float* images, const Shape& shape, const int32_t* labels,
+                               const int32_t* labels_b, const float* lam) {
+  CROSSBOW_ENFORCE((labels_b == nullptr) == (lam == nullptr), "learner '", spec_.name,
+                   "': a mixed batch needs both labels_b and lam");
+  Feed(images, shape, labels, labels_b, lam);
+  TrainPlan& plan = TrainPlanFor(shape[0], labels_b != nullptr);
   plan.net->Run(0, plan.update_begin);
   return ReadFloat(*plan.net->Blob(spec_.loss));
 }
@@ -233,7 +275,7 @@ bool Learner::GradientsAndStatisticsFinite() {
 void Learner::Update() {
   CROSSBOW_ENFORCE(!train_plans_.empty(), "learner '", spec_.name,
                    "': Update needs a ForwardBackward first");
-  TrainPlan& plan = train_plans_.at(last_batch_);
+  TrainPlan& plan = train_plans_.at(last_plan_);
   plan.net->Run(plan.update_begin);
   ++iteration_;
 }
@@ -244,7 +286,7 @@ Tensor* Learner::Gradient(const std::string& param) {
                    "' is not a parameter");
   CROSSBOW_ENFORCE(!train_plans_.empty(), "learner '", spec_.name,
                    "': no gradient before the first ForwardBackward");
-  return train_plans_.at(last_batch_).net->Blob(it->second);
+  return train_plans_.at(last_plan_).net->Blob(it->second);
 }
 
 const Tensor& Learner::Predict(const float* images, const Shape& shape) {
@@ -376,7 +418,7 @@ void Learner::Load(const std::string& path) {
 }
 
 MemoryStats Learner::memory_stats() const {
-  auto it = train_plans_.find(last_batch_);
+  auto it = train_plans_.find(last_plan_);
   return it == train_plans_.end() ? MemoryStats{} : it->second.net->memory_stats();
 }
 

@@ -32,7 +32,10 @@ class Learner {
   // Step in two halves, so that an engine can act between them (take SMA's snapshot, average
   // gradients): ForwardBackward leaves every parameter's gradient in Gradient(param) and
   // returns the loss, finite or not; Update applies the optimiser's step to those gradients.
-  float ForwardBackward(const float* images, const Shape& shape, const int32_t* labels);
+  // A mixed batch (Mixup, CutMix: core/batch_source.h's Batch) also gives labels_b and lam;
+  // the loss, SoftmaxWithLoss on the spec's label, then weighs each row's two labels by lam.
+  float ForwardBackward(const float* images, const Shape& shape, const int32_t* labels,
+                        const int32_t* labels_b = nullptr, const float* lam = nullptr);
   void Update();
   // Valid between ForwardBackward and Update.
   bool GradientsAndStatisticsFinite();
@@ -81,8 +84,9 @@ class Learner {
     size_t update_begin = 0;  // ops from here on update the parameters
   };
   void CheckForwardNet();
-  void Feed(const float* images, const Shape& shape, const int32_t* labels);
-  TrainPlan& TrainPlanFor(int64_t batch);
+  void Feed(const float* images, const Shape& shape, const int32_t* labels,
+            const int32_t* labels_b = nullptr, const float* lam = nullptr);
+  TrainPlan& TrainPlanFor(int64_t batch, bool mixed);
   Net& InferencePlanFor(int64_t batch, bool with_loss);
   Net& ForwardPlanFor(int64_t batch, bool with_loss, const std::set<std::string>& outputs);
 
@@ -92,16 +96,17 @@ class Learner {
   std::unique_ptr<ContextBase> context_;
   Workspace root_;
   NetDef train_def_;
+  NetDef mixed_train_def_;  // train_def_ with the loss reading mixed targets; empty: no such loss
   NetDef unfused_net_;  // the spec's forward net before fusion: Forward keeps any of its blobs
   size_t update_begin_ = 0;
   std::map<std::string, std::string> gradients_;  // param -> its gradient blob
   std::vector<OptimizerStateBlob> optimizer_state_;
-  std::map<int64_t, TrainPlan> train_plans_;
+  std::map<std::pair<int64_t, bool>, TrainPlan> train_plans_;  // by batch size, mixed
   std::map<std::pair<int64_t, bool>, std::unique_ptr<Net>> inference_plans_;
   std::map<std::tuple<int64_t, bool, std::set<std::string>>, std::unique_ptr<Net>> forward_plans_;
   Net* last_forward_ = nullptr;
   std::set<std::string> last_outputs_;
-  int64_t last_batch_ = 0;
+  std::pair<int64_t, bool> last_plan_ = {0, false};
   int64_t iteration_ = 0;
 };
 

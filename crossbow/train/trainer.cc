@@ -66,6 +66,10 @@ void Trainer::Start(const LearnerSpec& spec, EngineOptions engine_options) {
   CheckEngineOptions(engine_options);
   CheckTrainerOptions(options_);
   CheckTrainerSources(options_, spec.input_shape, train_, test_);
+  CROSSBOW_ENFORCE_VALUE(!options_.mix.active() || train_->SetMix(options_.mix),
+                         "mixup_alpha (--mixup-alpha) and cutmix_alpha (--cutmix-alpha) need a "
+                         "training source that mixes its batches (an LMDB's loader); this one "
+                         "cannot (numpy arrays, for one)");
   const TrainerOptions& o = options_;
   if (LrPolicyEnds(options_.lr.policy) && options_.lr.max <= 0 && o.epochs > 0) {
     options_.lr.max = static_cast<double>(o.epochs);

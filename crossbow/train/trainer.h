@@ -38,6 +38,8 @@ struct TrainerOptions {
   // Seconds without a finished iteration (or evaluation batch) after which the run is taken
   // to be stuck and ends with a report of what each thread waits for; 0: never.
   double stall_timeout_s = 300;
+  // Mixup and CutMix of the training source's batches (its SetMix); evaluation never mixes.
+  MixOptions mix;
 };
 
 struct TrainResult {

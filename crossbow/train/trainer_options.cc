@@ -156,6 +156,15 @@ const std::vector<Entry>& TableEntries() {
                    "share of each training target spread evenly over the classes (PyTorch's "
                    "CrossEntropyLoss label_smoothing); the loss reported is the smoothed one",
                    0.0),
+      CROSSBOW_TRAINER("mixup_alpha", mix.mixup_alpha, "", AtLeast(0),
+                       "Mixup (Zhang et al. 2018): each training batch is blended with a "
+                       "permutation of itself, lam ~ Beta(a, a), and the loss weighs the two "
+                       "labels by lam and 1 - lam; 0: off. With --cutmix-alpha, each batch takes "
+                       "one of the two at even odds (timm's Mixup). Evaluation never mixes"),
+      CROSSBOW_TRAINER("cutmix_alpha", mix.cutmix_alpha, "", AtLeast(0),
+                       "CutMix (Yun et al. 2019): each training batch gets a box of area 1 - lam, "
+                       "lam ~ Beta(a, a), pasted from a permutation of itself, lam then the area "
+                       "left (as timm); 0: off"),
       AutoOr("alpha", &EngineOptions::alpha, "", AboveAtMost(0, 1), AlphaDoc()),
       CROSSBOW_ENGINE("central_momentum", central_momentum, "", Fraction(),
                       "sma: momentum of the average model"),

@@ -43,6 +43,19 @@ def _avg_pool(g, op, ins, outs):
            **_spatial(op["args"])[0])
 
 
+def _blur_pool(g, op, ins, outs):
+    """Reflect one pixel, then the binomial filter depthwise at the stride (blur_pool.h)."""
+    channels = g.shape(op["inputs"][0])[1]
+    pads = g.constant(op["name"] + "_pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], dtype=np.int64))
+    padded = g.node("Pad", [ins[0], pads], [g.fresh(op["name"] + "_padded")], op,
+                    mode="reflect")[0]
+    taps = np.array([1.0, 2.0, 1.0], dtype=np.float32)
+    weight = np.tile(np.outer(taps, taps) / 16, (channels, 1, 1, 1)).astype(np.float32)
+    stride = int(op["args"].get("stride", 2))
+    g.node("Conv", [padded, g.constant(op["name"] + "_filter", weight)], outs[:1], op,
+           kernel_shape=[3, 3], strides=[stride, stride], group=channels)
+
+
 def _spatial_bn(g, op, ins, outs):
     g.node("BatchNormalization", ins[:5], outs[:1], op,
            epsilon=float(op["args"].get("epsilon", 1e-5)))
@@ -93,6 +106,7 @@ CONVERTERS = {
     "Relu": _same_name("Relu"),
     "MaxPool": _max_pool,
     "AveragePool": _avg_pool,
+    "BlurPool": _blur_pool,
     "GlobalAveragePool": _same_name("GlobalAveragePool"),
     "SpatialBN": _spatial_bn,
     "SpatialBNRelu": _spatial_bn_relu,  # what the learner fuses; a net may also name it

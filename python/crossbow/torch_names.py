@@ -80,7 +80,7 @@ def _module_rule(builder):
         return _lenet
     if name.startswith("vgg"):
         return _vgg(builder)
-    m = re.fullmatch(r"resnet(\d+)(d?)", name)
+    m = re.fullmatch(r"resnet(\d+)(d?)(?:_maxblur)?", name)  # MaxBlurPool has no parameters
     if m and m[2]:
         return _resnet_d
     if m and builder.input_shape == (3, 32, 32):

@@ -131,12 +131,27 @@ PYBIND11_MODULE(_C, m) {
              return self.Step(b.images, b.shape, b.labels);
            })
       // Step in two halves, for tests that compare gradients: gradient(param) is valid between.
-      .def("forward_backward",
-           [](Learner& self, const py::array& data, const py::array& labels) {
-             const LabelledBatch b = CheckedBatch(data, labels);
-             py::gil_scoped_release release;
-             return self.ForwardBackward(b.images, b.shape, b.labels);
-           })
+      // labels_b and lam (both or neither): a mixed batch (Mixup, CutMix).
+      .def(
+          "forward_backward",
+          [](Learner& self, const py::array& data, const py::array& labels,
+             const std::optional<py::array>& labels_b, const std::optional<py::array>& lam) {
+            const LabelledBatch b = CheckedBatch(data, labels);
+            CROSSBOW_ENFORCE_VALUE(labels_b.has_value() == lam.has_value(),
+                                   "a mixed batch needs both labels_b and lam");
+            const int32_t* second = nullptr;
+            const float* weights = nullptr;
+            if (labels_b) {
+              second = CheckedBatch(data, *labels_b).labels;
+              weights = Checked<float>(*lam, "lam", "float32");
+              CROSSBOW_ENFORCE_VALUE(lam->ndim() == 1 && lam->shape(0) == b.shape[0],
+                                     "lam must have shape [N] with N = ", b.shape[0]);
+            }
+            py::gil_scoped_release release;
+            return self.ForwardBackward(b.images, b.shape, b.labels, second, weights);
+          },
+          py::arg("data"), py::arg("labels"), py::arg("labels_b") = std::nullopt,
+          py::arg("lam") = std::nullopt)
       .def("update", &Learner::Update, py::call_guard<py::gil_scoped_release>())
       .def("gradient",
            [](Learner& self, const std::string& param) { return ToNumpy(*self.Gradient(param)); })

@@ -6,7 +6,9 @@
 #include <string>
 
 #include "data/loader.h"
+#include "data/mix.h"
 #include "data/presets.h"
+#include "python/src/numpy_arrays.h"
 
 namespace py = pybind11;
 using crossbow::BatchSource;
@@ -88,4 +90,36 @@ void BindLoader(py::module_& m) {
       py::arg("name"),
       "an input preset's per-channel mean and std, in [0, 1] units (data/presets.cc); empty for "
       "none");
+  m.def(
+      "mix_batch",
+      [](py::array_t<float, py::array::c_style | py::array::forcecast> images,
+         py::array_t<int32_t, py::array::c_style | py::array::forcecast> labels, double mixup_alpha,
+         double cutmix_alpha, uint64_t seed, int64_t epoch, int64_t index) {
+        const int64_t n = labels.size();
+        CROSSBOW_ENFORCE_VALUE(images.ndim() == 4 && images.shape(0) == n,
+                               "mix_batch: images must be [N, C, H, W] for N labels");
+        const crossbow::Shape example = {images.shape(1), images.shape(2), images.shape(3)};
+        const crossbow::data::MixDraw draw = crossbow::data::DrawMix(
+            {mixup_alpha, cutmix_alpha}, seed, epoch, index, n, example[1], example[2]);
+        using crossbow::python::EmptyArray;
+        py::array_t<float> mixed = EmptyArray<float>({n, example[0], example[1], example[2]});
+        std::copy_n(images.data(), images.size(), mixed.mutable_data());
+        py::array_t<int32_t> labels_b = EmptyArray<int32_t>({n});
+        py::array_t<float> lam = EmptyArray<float>({n});
+        crossbow::data::ApplyMix(draw, example, n, mixed.mutable_data(), labels.data(),
+                                 labels_b.mutable_data(), lam.mutable_data());
+        py::dict out;
+        out["images"] = mixed;
+        out["labels_b"] = labels_b;
+        out["lam"] = lam;
+        out["perm"] = draw.perm;
+        out["cutmix"] = draw.cutmix;
+        out["box"] = py::make_tuple(draw.top, draw.bottom, draw.left, draw.right);
+        return out;
+      },
+      py::arg("images"), py::arg("labels"), py::arg("mixup_alpha") = 0.0,
+      py::arg("cutmix_alpha") = 0.0, py::arg("seed") = 0, py::arg("epoch") = 0,
+      py::arg("index") = 0,
+      "What the loader does to batch `index` of `epoch` with these alphas (data/mix.h): a dict "
+      "of the mixed images, labels_b, lam, perm, cutmix and box (top, bottom, left, right)");
 }

@@ -73,6 +73,12 @@ std::vector<ParityCase> MakeCases() {
             {"count_include_pad", int64_t{1}}},
            {In({2, 3, 8, 8})}, {0}),
       Case("GlobalAveragePool", "GlobalAveragePool", {"x"}, {"y"}, none, {In({2, 8, 5, 5})}, {0}),
+      // blur_pool
+      Case("BlurPool_s2_odd", "BlurPool", {"x"}, {"y"}, none, {In({2, 5, 9, 7})}, {0}),
+      Case("BlurPool_s1_edges", "BlurPool", {"x"}, {"y"}, {{"stride", int64_t{1}}},
+           {In({3, 2, 2, 3})}, {0}),
+      Case("BlurPool_s3", "BlurPool", {"x"}, {"y"}, {{"stride", int64_t{3}}}, {In({1, 4, 10, 8})},
+           {0}),
       // spatial_bn
       Case("SpatialBN_training", "SpatialBN", {"x", "scale", "bias", "rm", "rv"},
            {"y", "rm", "rv", "sm", "sv"}, {{"epsilon", 1e-5}, {"momentum", 0.9}},
@@ -125,6 +131,9 @@ std::vector<ParityCase> MakeCases() {
            {In({16, 10}, -3.f, 3.f), Labels(16, 10)}, {0}),
       Case("SoftmaxWithLoss_smoothed", "SoftmaxWithLoss", {"logits", "label"}, {"prob", "loss"},
            {{"label_smoothing", 0.1f}}, {In({16, 10}, -3.f, 3.f), Labels(16, 10)}, {0}),
+      Case("SoftmaxWithLoss_mixed_smoothed", "SoftmaxWithLoss",
+           {"logits", "label", "label_b", "lam"}, {"prob", "loss"}, {{"label_smoothing", 0.1f}},
+           {In({16, 10}, -3.f, 3.f), Labels(16, 10), Labels(16, 10), In({16}, 0.f, 1.f)}, {0}),
       // accuracy
       Case("Accuracy_top1", "Accuracy", {"scores", "label"}, {"accuracy"}, none,
            {In({64, 10}), Labels(64, 10)}),

@@ -34,7 +34,7 @@ def _twin(net):
     import torch_resnet
     import torch_twins
     import torchvision
-    if net in ("lenet", "vgg16", "resnet18d", "resnet50d"):
+    if net in ("lenet", "vgg16") or net.startswith(("resnet18d", "resnet50d")):
         return getattr(torch_twins, net)()
     if net in crossbow.nets.IMAGENET:
         return getattr(torchvision.models, net)()

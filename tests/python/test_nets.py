@@ -19,6 +19,9 @@ PARAMS = {  # 10 classes (ImageNet ResNets: 1000), BN scale+bias counted, runnin
     # 2*(32+32+64) BN, less the 7x7 stem's 3*64*49 + 2*64)
     "resnet18d": 11_708_744,
     "resnet50d": 25_576_264,
+    # MaxBlurPool's blur is fixed: no parameter added
+    "resnet18d_maxblur": 11_708_744,
+    "resnet50d_maxblur": 25_576_264,
 }
 
 
@@ -151,6 +154,22 @@ def test_resnet_d_has_a_deep_stem_and_average_pool_shortcuts(name):
         assert conv["res3_1b_conv"]["stride"] == 2 and conv["res3_1a_conv"]["stride"] == 1
         assert "res2_1_proj_conv" in conv and "res2_1_down" not in m.shapes
     assert m.shape("res5_1_relu")[2:] == (4, 4)
+
+
+@pytest.mark.parametrize("name", ["resnet18d", "resnet50d"])
+def test_maxblur_pools_the_stem_with_a_max_of_stride_1_then_a_blur_of_stride_2(name):
+    plain, blurred = nets.builder(name, input_size=128), nets.builder(f"{name}_maxblur",
+                                                                      input_size=128)
+    ops = {op["name"]: op for op in blurred.ops}
+    assert ops["pool1_max"]["type"] == "MaxPool"
+    assert (ops["pool1_max"]["args"]["kernel"], ops["pool1_max"]["args"]["stride"]) == (2, 1)
+    assert ops["pool1"]["type"] == "BlurPool" and ops["pool1"]["args"]["stride"] == 2
+    assert ops["pool1"]["inputs"] == ["pool1_max"]
+    assert blurred.shape("pool1_max") == (None, 64, 63, 63)
+    assert blurred.shape("pool1") == plain.shape("pool1") == (None, 64, 32, 32)
+    others = [op["type"] for op in blurred.ops if op["name"] not in ("pool1", "pool1_max")]
+    assert others == [op["type"] for op in plain.ops if op["name"] != "pool1"]
+    assert blurred.name == f"{name}_maxblur" and nets.PRESETS[blurred.name] == "imagenet"
 
 
 def test_resnet_d_needs_an_input_size_of_a_multiple_of_32():
