@@ -84,6 +84,8 @@ class Engine {
   void SetLearnersPerDevice(int k);
   int learners_per_device() const;
   int num_learners() const;  // of this process
+  // S-SGD and SGD: every learner is the one model, stepping on the whole iteration's batch.
+  bool learners_are_the_model() const;
   const EngineOptions& options() const;
   int64_t iteration() const;
 

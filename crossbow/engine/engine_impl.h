@@ -37,6 +37,7 @@ class Engine::Impl {
 
   int learners_per_device() const { return k_; }
   int num_learners() const { return k_ * static_cast<int>(devices_.size()); }
+  bool learners_are_the_model() const { return algorithm_->LearnersAreTheModel(); }
   const EngineOptions& options() const { return options_; }
   int64_t iteration() const { return iteration_; }
 

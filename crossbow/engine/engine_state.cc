@@ -256,6 +256,7 @@ void Engine::SetLearningRate(double lr) { impl_->SetLearningRate(lr); }
 void Engine::SetLearnersPerDevice(int k) { impl_->SetLearnersPerDevice(k); }
 int Engine::learners_per_device() const { return impl_->learners_per_device(); }
 int Engine::num_learners() const { return impl_->num_learners(); }
+bool Engine::learners_are_the_model() const { return impl_->learners_are_the_model(); }
 const EngineOptions& Engine::options() const { return impl_->options(); }
 int64_t Engine::iteration() const { return impl_->iteration(); }
 EvalResult Engine::Evaluate(BatchSource* test) { return impl_->Evaluate(test); }

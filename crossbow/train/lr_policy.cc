@@ -16,10 +16,11 @@ bool LrPolicyEnds(const std::string& policy) {
   return policy == "poly" || policy == "cosine" || policy == "flatcos";
 }
 
-std::vector<std::string> LearnerScalingNames() { return {"none", "sqrt", "linear"}; }
+std::vector<std::string> LearnerScalingNames() { return {"auto", "none", "sqrt", "linear"}; }
 
-double LearnerScale(const std::string& scaling, int learners) {
+double LearnerScale(const std::string& scaling, int learners, bool one_model) {
   CROSSBOW_ENFORCE_VALUE(learners >= 1, "a job has at least one learner, got ", learners);
+  if (scaling == "auto") return LearnerScale(one_model ? "none" : "sqrt", learners, one_model);
   if (scaling == "sqrt") return std::sqrt(static_cast<double>(learners));
   if (scaling == "linear") return learners;
   const std::vector<std::string> names = LearnerScalingNames();

@@ -32,7 +32,7 @@ struct LrPolicyOptions {
   double flat = 0.75;         // flatcos: the share of [0, max] at base_lr
   double warmup = 0;          // 0: no warm-up
   double warmup_start = 0.1;  // warm-up's first factor
-  std::string learner_scaling = "none";  // LearnerScale's rule
+  std::string learner_scaling = "auto";  // LearnerScale's rule
 };
 
 // The policies, as --lr-policy names them.
@@ -41,11 +41,14 @@ std::vector<std::string> LrPolicyNames();
 bool LrPolicyEnds(const std::string& policy);
 
 // The factor of every learner's rate for a job of `learners` learners (all devices and ranks),
-// by --lr-learner-scaling: none (1), sqrt (sqrt(learners)) or linear (learners). The learners
-// share an epoch's images, so each takes 1/learners of its steps; sqrt keeps the square-root
-// rule on the images of an iteration (docs/design/engine.md, "The small-batch rule").
+// by --lr-learner-scaling: none (1), sqrt (sqrt(learners)) or linear (learners); auto is sqrt
+// where each learner steps on its own batch and none where the learners are one model stepping
+// on the whole iteration's batch (`one_model`: S-SGD, SGD), whose rate is the whole batch's.
+// The learners share an epoch's images, so each takes 1/learners of its steps; sqrt keeps the
+// square-root rule on the images of an iteration (docs/design/engine.md, "The small-batch
+// rule").
 std::vector<std::string> LearnerScalingNames();
-double LearnerScale(const std::string& scaling, int learners);
+double LearnerScale(const std::string& scaling, int learners, bool one_model);
 
 class LrPolicy {
  public:

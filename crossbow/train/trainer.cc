@@ -222,7 +222,8 @@ TrainResult Trainer::Loop::Run() {
   EpochCheckpointDue();  // counts the intervals already behind a resumed run
   int64_t epochs_done = info_.images / epoch_size_;
   result_.stop_reason = ShouldStop();  // a resumed run that had finished trains no more
-  const double scale = LearnerScale(o_.lr.learner_scaling, JobLearners());
+  const double scale =
+      LearnerScale(o_.lr.learner_scaling, JobLearners(), engine_.learners_are_the_model());
   if (scale != 1) {
     LOG(INFO) << "learning rate x" << scale << " for " << JobLearners() << " learners (--lr-"
               << "learner-scaling " << o_.lr.learner_scaling << ")";

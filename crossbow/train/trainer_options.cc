@@ -112,7 +112,9 @@ const std::vector<Entry>& TableEntries() {
                        "warm-up's first factor of the rate"),
       CROSSBOW_TRAINER("lr_learner_scaling", lr.learner_scaling, "", OneOf(LearnerScalingNames),
                        "each learner's rate times none (1), sqrt (the square root of the job's "
-                       "learners, once the autotuner has chosen them) or linear (their number)"),
+                       "learners, once the autotuner has chosen them), linear (their number), or "
+                       "auto: sqrt where learners step on their own batches (sma, easgd, "
+                       "localsgd, diloco), none where they are one model (ssgd, sgd)"),
       CROSSBOW_NET("momentum", Type::kFloat, "", Fraction(), "learner momentum",
                    SolverConfig{}.momentum),
       CROSSBOW_NET("nesterov", Type::kBool, "", Any(),

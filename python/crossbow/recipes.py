@@ -6,10 +6,10 @@ The small-batch SMA version (variant ``sma``) of every recipe follows ``small_ba
 rule from batch size and learner count that ``scripts/bench_train.py statistical`` uses too:
 batch 16 per learner, auto-tuned learners, the published learning rate scaled by the square
 root of 16 / the published batch (Krizhevsky 2014; Hoffer et al. 2017: it keeps the gradient
-noise of the published run), one epoch of linear warm-up from a tenth of it, SMA's central
-momentum 0.9 and alpha left to its default, the published weight decay and momentum, and the
-published drops at the same fractions of the run (docs/design/engine.md, "The small-batch
-rule").
+noise of the published run), and by the trainer by the square root of the learner count; one
+epoch of linear warm-up from a tenth of it, SMA's central momentum 0.9 and alpha left to its
+default, the published weight decay and momentum, and the published drops at the same
+fractions of the run (docs/design/engine.md, "The small-batch rule").
 """
 import dataclasses
 import math
@@ -31,6 +31,7 @@ class Recipe:
     sma: dict               # Trainer options of the small-batch SMA version
     notes: str = ""
     flat: float = 0.0       # flatcos (when no drops): the fraction of the run at the base rate
+    cosine: bool = False    # no drops: cosine from the end of the warm-up (else flatcos)
 
     def options(self, variant="sma", epochs=None):
         """The Trainer options of `variant` ("published" or "sma") over `epochs` (default:
@@ -40,8 +41,10 @@ class Recipe:
         epochs = self.epochs if epochs is None else epochs
         if not epochs > 0:
             raise ValueError(f"epochs (--epochs) must be > 0, got {epochs}")
-        schedule = (multistep(epochs, self.drops, self.warmup) if self.drops
-                    else flat_cosine(epochs, self.flat, self.warmup))
+        if self.drops:
+            schedule = multistep(epochs, self.drops, self.warmup)
+        else:
+            schedule = flat_cosine(epochs, 0.0 if self.cosine else self.flat, self.warmup)
         o = dict(net=self.net, **schedule)
         o.update(self.published if variant == "published" else self.sma)
         return o
@@ -60,10 +63,10 @@ def multistep(epochs, drops, warmup=0.0):
 
 def flat_cosine(epochs, flat, warmup=0.0):
     """Trainer options of a run of `epochs` at the base rate for the fraction `flat` of it, then
-    a cosine to 0 at its end (fastai's fit_flat_cos), after a linear warm-up over the fraction
-    `warmup`."""
-    return dict(epochs=epochs, lr_policy="flatcos", flat_fraction=flat,
-                warmup=round(warmup * epochs, 3), warmup_start=0.1)
+    a cosine to 0 at its end (fastai's fit_flat_cos; flat 0: the cosine from the end of the
+    warm-up), after a linear warm-up over the fraction `warmup`."""
+    policy = dict(lr_policy="flatcos", flat_fraction=flat) if flat else dict(lr_policy="cosine")
+    return dict(epochs=epochs, **policy, warmup=round(warmup * epochs, 3), warmup_start=0.1)
 
 
 # SMA's momentum of the average model (Koliousis et al. 2019), whatever the learner count.
@@ -73,10 +76,11 @@ CENTRAL_MOMENTUM = 0.9
 def small_batch(batch_size, sync="sma", learners="auto", published_lr=0.1, published_batch=128):
     """Crossbow's small-batch rule: the Trainer options that a recipe published at
     (published_lr, published_batch) gets at `batch_size` per learner with `sync` and
-    `learners`. Each learner is an SGD on its own batch, so its rate follows its batch (the
-    square-root rule, from the published run) and not the learner count; warm-up of one epoch
-    from a tenth of it. The learner count, which the autotuner may only fix once training
-    runs, enters through SMA's alpha, left to its default; SMA's central momentum is
+    `learners`. `lr` is one learner's rate, from its batch by the square-root rule; the
+    trainer multiplies it by sqrt(N) for N learners stepping on their own batches (the option
+    table's lr_learner_scaling auto, applied once the autotuner has fixed N), which
+    bench_averaging.py measured to recover one learner's epochs (docs/design/engine.md). Warm-up
+    of one epoch from a tenth of the rate; SMA's alpha at its default and its central momentum
     CENTRAL_MOMENTUM. The schedule's drops stay at the published fractions (multistep)."""
     if not batch_size >= 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -127,9 +131,13 @@ _FASTAI_NOTE = ("the leaderboard's net is xse_resnext50 (SE-ResNeXt-50 with self
                 "as 2 learners x 32 with S-SGD, so that both cores work")
 
 
-def _fastai(epochs, top1, **net_options):
+_BOT = dict(momentum=0.9, nesterov=True, weight_decay=1e-4, bias_decay=False,
+            label_smoothing=0.1, mixup_alpha=0.2, input_size=128, num_classes=10)
+
+
+def _fastai(epochs, top1, net="resnet50d", **net_options):
     return Recipe(
-        name=f"fastai-imagenette-{epochs}ep", net="resnet50d", dataset="imagenette",
+        name=f"fastai-imagenette-{epochs}ep", net=net, dataset="imagenette",
         source=f"fastai's Imagenette leaderboard, 128 px, {epochs} epochs",
         published_top1=top1, epochs=epochs, drops=(), flat=0.75, warmup=0.0,
         published=dict(_FASTAI, batch_size=32, **net_options),
@@ -168,7 +176,22 @@ RECIPES = {r.name: r for r in (
              notes="batch 256 as 2 learners x 128 with S-SGD")
       for net in ("resnet18", "resnet50")),
     _fastai(5, 0.8577),
-    _fastai(20, 0.9157),
+    _fastai(20, 0.9157, net="resnet50d_maxblur"),
+    # He et al. 2019 (Bag of Tricks), Table 6: ResNet-50-D with cosine decay, label smoothing
+    # 0.1 and mixup (alpha 0.2, 200 epochs), 79.15% on ImageNet; their "efficient" training:
+    # lr 0.1 x batch/256 (0.4 at 1024), 5 warm-up epochs, Nesterov momentum 0.9, weight decay
+    # 1e-4 off biases and batch norms, the last batch norm of each residual block at scale 0.
+    # Run here on Imagenette at 128 px (no published figure for it).
+    Recipe(name="bot-resnet50d-imagenette", net="resnet50d", dataset="imagenette",
+           source="He et al. 2019, Bag of Tricks, Table 6 (ResNet-50-D, cosine, label "
+                  "smoothing, mixup), on Imagenette at 128 px",
+           published_top1=0.0, epochs=200, drops=(), warmup=5 / 200, cosine=True,
+           published=dict(_BOT, batch_size=128, learners="2", sync="ssgd", lr=0.1,
+                          zero_init_residual=True),
+           sma=dict(_BOT, **small_batch(16, published_lr=0.1, published_batch=256)),
+           notes="batch 256 (their linear rule's base: lr 0.1) as 2 learners x 128 with S-SGD, "
+                 "rather than their 1,024 over 8 GPUs; the SMA version starts the residual "
+                 "batch norms at 1, as Goyal's does"),
 )}
 
 

@@ -104,16 +104,20 @@ TEST(LrPolicy, CosineAndFlatCosAfterTheWarmUp) {
 
 TEST(LrPolicy, LearnerScalingGrowsTheRateWithTheJobsLearners) {
   for (int n : {1, 2, 8}) {
-    EXPECT_EQ(LearnerScale("none", n), 1.0);
-    EXPECT_DOUBLE_EQ(LearnerScale("sqrt", n), std::sqrt(static_cast<double>(n)));
-    EXPECT_EQ(LearnerScale("linear", n), n);
+    for (bool one_model : {false, true}) {
+      EXPECT_EQ(LearnerScale("none", n, one_model), 1.0);
+      EXPECT_DOUBLE_EQ(LearnerScale("sqrt", n, one_model), std::sqrt(static_cast<double>(n)));
+      EXPECT_EQ(LearnerScale("linear", n, one_model), n);
+    }
+    EXPECT_DOUBLE_EQ(LearnerScale("auto", n, false), std::sqrt(static_cast<double>(n)));
+    EXPECT_EQ(LearnerScale("auto", n, true), 1.0);
   }
-  EXPECT_THROW(LearnerScale("sqrt", 0), ValueError);
+  EXPECT_THROW(LearnerScale("sqrt", 0, false), ValueError);
   try {
-    LearnerScale("sqr", 2);
+    LearnerScale("sqr", 2, false);
     FAIL() << "an unknown scaling was accepted";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown learner scaling 'sqr'; expected none, sqrt"),
+    EXPECT_NE(std::string(e.what()).find("unknown learner scaling 'sqr'; expected auto, none, sqrt"),
               std::string::npos)
         << e.what();
   }

@@ -41,13 +41,15 @@ def test_warmup_ramps_the_learning_rate_then_holds_it(tmp_path):
 
 def test_learner_scaling_multiplies_the_rate_by_the_learner_count(tmp_path):
     rates = {}
-    for scaling, learners in (("none", 2), ("sqrt", 2), ("linear", 3), ("sqrt", 1)):
-        _, records = run(tmp_path, f"{scaling}{learners}", learners=learners, iterations=8,
-                         lr_learner_scaling=scaling)
-        rates[scaling, learners] = sorted({r["lr"] for r in records})
-    assert rates["none", 2] == rates["sqrt", 1] == [pytest.approx(0.01)]
-    assert rates["sqrt", 2] == [pytest.approx(0.01 * 2 ** 0.5)]
-    assert rates["linear", 3] == [pytest.approx(0.03)]
+    for scaling, learners, sync in (("none", 2, "sma"), ("sqrt", 2, "sma"), ("linear", 3, "sma"),
+                                    ("sqrt", 1, "sma"), ("auto", 2, "sma"), ("auto", 2, "ssgd")):
+        _, records = run(tmp_path, f"{scaling}{learners}{sync}", learners=learners, sync=sync,
+                         iterations=8, lr_learner_scaling=scaling)
+        rates[scaling, learners, sync] = sorted({r["lr"] for r in records})
+    assert rates["none", 2, "sma"] == rates["sqrt", 1, "sma"] == [pytest.approx(0.01)]
+    assert rates["sqrt", 2, "sma"] == rates["auto", 2, "sma"] == [pytest.approx(0.01 * 2 ** 0.5)]
+    assert rates["linear", 3, "sma"] == [pytest.approx(0.03)]
+    assert rates["auto", 2, "ssgd"] == [pytest.approx(0.01)]  # its rate is the whole batch's
     with pytest.raises(ValueError, match="lr_learner_scaling"):
         run(tmp_path, "bad", lr_learner_scaling="square")
 
