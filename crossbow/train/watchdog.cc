@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -32,7 +33,10 @@ Watchdog::~Watchdog() {
   thread_.join();
 }
 
-void Watchdog::Progress() { last_progress_.store(Clock::now().time_since_epoch().count()); }
+void Watchdog::Progress() {
+  const Clock::rep now = Clock::now().time_since_epoch().count();
+  last_interval_.store(now - last_progress_.exchange(now));
+}
 
 void Watchdog::Enter(Phase phase) {
   phase_.store(phase);
@@ -50,13 +54,16 @@ void Watchdog::Watch() {
     const int signal = StopSignalScope::received();
     if (signal != 0 && signalled == Clock::time_point{}) signalled = now;
     const bool checkpointing = phase_.load() == Phase::kCheckpointing;
+    const double grace_s =
+        std::max(signal_grace_s_,
+                 4 * std::chrono::duration<double>(Clock::duration(last_interval_.load())).count());
     if (signal != 0 && !checkpointing &&
-        std::chrono::duration<double>(now - signalled).count() > signal_grace_s_) {
+        std::chrono::duration<double>(now - signalled).count() > grace_s) {
       char why[160];
       std::snprintf(why, sizeof(why),
                     "received %s, and training did not stop within %.0f s: exiting without a "
                     "checkpoint (the last one written stays valid)",
-                    StopSignalName(signal), signal_grace_s_);
+                    StopSignalName(signal), grace_s);
       Exit(128 + signal, why);
     }
     if (stall_timeout_s_ > 0 && idle_s > stall_timeout_s_) {

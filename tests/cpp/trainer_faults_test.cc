@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <filesystem>
 #include <functional>
 #include <set>
+#include <thread>
 
 #include "crossbow/train/checkpoint.h"
 #include "crossbow/train/stop_signal.h"
@@ -121,6 +123,24 @@ TEST_F(TrainerDeath, ASignalThatTheStuckLoopCannotHonourEndsTheProcessAfterTheGr
   };
   EXPECT_EXIT(run(), ::testing::ExitedWithCode(128 + SIGTERM),
               "received SIGTERM, and training did not stop within 5 s");
+}
+
+// The grace stretches to four times the last interval between progress marks: a loop slowed
+// down (here 0.4 s a step) is given 1.6 s, not the 0.5 s a quick one gets.
+TEST_F(TrainerDeath, TheGraceAfterASignalFollowsTheLoopsPace) {
+  auto run = [](double step_s) {
+    StopSignalScope signals;
+    Watchdog watchdog(0, 0.5, [] { return std::string("(waits)\n"); });
+    for (int i = 0; i < 3; ++i) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(step_s));
+      watchdog.Progress();
+    }
+    std::raise(SIGTERM);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    _exit(7);  // the loop's own end: the watchdog let it be
+  };
+  EXPECT_EXIT(run(0.4), ::testing::ExitedWithCode(7), "");
+  EXPECT_EXIT(run(0.05), ::testing::ExitedWithCode(128 + SIGTERM), "did not stop within");
 }
 
 TEST_F(TrainerDeath, ASecondSignalExitsAtOnce) {
