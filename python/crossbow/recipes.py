@@ -115,13 +115,13 @@ def _he(net, error_percent, **published):
         sma=_sma(0.1, 128, momentum=0.9, weight_decay=1e-4), notes=_BATCH_NOTE)
 
 
-# fastai's Imagenette leaderboard at 128 px (github.com/fastai/imagenette, its 2020-01-train.md):
-# train_imagenette.py with Ranger (RAdam + Lookahead k 6, alpha 0.5), lr 8e-3, betas 0.95 and
-# 0.99, eps 1e-6, decoupled weight decay 1e-2 kept off biases and batch norms, batch 64,
-# flat-then-cosine with 3/4 of the run flat, label smoothing 0.1, random-resized crops of at
-# least 35% of the image, from imagenette2-160, no mixup at 5 and 20 epochs. Its records are
-# means of five runs: 85.77% after 5 epochs (its 2020-10 entry, a smaller net on the same script)
-# and 91.57% after 20 (the 2020-01 net with MaxBlurPool).
+# fastai's Imagenette leaderboard at 128 px (github.com/fastai/imagenette, its January 2020
+# notes): fastai's train_imagenette example with Ranger (RAdam + Lookahead k 6, alpha 0.5), lr
+# 8e-3, betas 0.95 and 0.99, eps 1e-6, decoupled weight decay 1e-2 kept off biases and batch
+# norms, batch 64, flat-then-cosine with 3/4 of the run flat, label smoothing 0.1,
+# random-resized crops of at least 35% of the image, from imagenette2-160, no mixup at 5 and 20
+# epochs. Its records are means of five runs: 85.77% after 5 epochs (its 2020-10 entry, a
+# smaller net on the same script) and 91.57% after 20 (the 2020-01 net with MaxBlurPool).
 _FASTAI = dict(lr=8e-3, batch_size=64, learners="2", sync="ssgd", optimizer="radam",
                lookahead_k=6, lookahead_alpha=0.5, betas=[0.95, 0.99], eps=1e-6, weight_decay=1e-2,
                bias_decay=False, label_smoothing=0.1, min_crop_area=0.35, input_size=128,
