@@ -32,7 +32,7 @@ struct LrPolicyOptions {
   double flat = 0.75;         // flatcos: the share of [0, max] at base_lr
   double warmup = 0;          // 0: no warm-up
   double warmup_start = 0.1;  // warm-up's first factor
-  std::string learner_scaling = "auto";  // LearnerScale's rule
+  std::string learner_scaling = "none";  // LearnerScale's rule
 };
 
 // The policies, as --lr-policy names them.

@@ -114,7 +114,8 @@ const std::vector<Entry>& TableEntries() {
                        "each learner's rate times none (1), sqrt (the square root of the job's "
                        "learners, once the autotuner has chosen them), linear (their number), or "
                        "auto: sqrt where learners step on their own batches (sma, easgd, "
-                       "localsgd, diloco), none where they are one model (ssgd, sgd)"),
+                       "localsgd, diloco), none where they are one model (ssgd, sgd); the SMA "
+                       "recipes of crossbow reproduce use sqrt"),
       CROSSBOW_NET("momentum", Type::kFloat, "", Fraction(), "learner momentum",
                    SolverConfig{}.momentum),
       CROSSBOW_NET("nesterov", Type::kBool, "", Any(),

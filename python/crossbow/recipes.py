@@ -77,9 +77,9 @@ def small_batch(batch_size, sync="sma", learners="auto", published_lr=0.1, publi
     """Crossbow's small-batch rule: the Trainer options that a recipe published at
     (published_lr, published_batch) gets at `batch_size` per learner with `sync` and
     `learners`. `lr` is one learner's rate, from its batch by the square-root rule; the
-    trainer multiplies it by sqrt(N) for N learners stepping on their own batches (the option
-    table's lr_learner_scaling auto, applied once the autotuner has fixed N), which
-    bench_averaging.py measured to recover one learner's epochs (docs/design/engine.md). Warm-up
+    trainer multiplies it by sqrt(N) for SMA's N learners (lr_learner_scaling sqrt, applied once
+    the autotuner has fixed N), which bench_averaging.py measured to recover part of the epochs
+    two learners lost against one (docs/design/engine.md). Warm-up
     of one epoch from a tenth of the rate; SMA's alpha at its default and its central momentum
     CENTRAL_MOMENTUM. The schedule's drops stay at the published fractions (multistep)."""
     if not batch_size >= 1:
@@ -88,7 +88,7 @@ def small_batch(batch_size, sync="sma", learners="auto", published_lr=0.1, publi
              lr=round(published_lr * math.sqrt(batch_size / published_batch), 4), warmup=1.0,
              warmup_start=0.1)
     if sync == "sma":
-        o["central_momentum"] = CENTRAL_MOMENTUM
+        o.update(central_momentum=CENTRAL_MOMENTUM, lr_learner_scaling="sqrt")
     return o
 
 # He et al. 2016, section 4.2: 64k iterations at batch 128 on 50k images (163.8 epochs; the

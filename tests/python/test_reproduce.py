@@ -28,6 +28,9 @@ def test_the_sma_version_scales_the_rate_by_the_square_root_of_the_batch_ratio()
     assert cifar["lr"] == pytest.approx(0.1 * (16 / 128) ** 0.5, abs=1e-4)
     assert (cifar["batch_size"], cifar["learners"], cifar["sync"]) == (16, "auto", "sma")
     assert cifar["weight_decay"] == 1e-4 and cifar["warmup"] == 1.0 and cifar["steps"] == [20, 30]
+    # SMA's learners at sqrt(N) times that (docs/design/engine.md); the published S-SGD as given.
+    assert cifar["lr_learner_scaling"] == "sqrt"
+    assert "lr_learner_scaling" not in recipes.get("he-resnet56").options("published")
     assert recipes.get("goyal-resnet50-imagenette").options("sma")["lr"] == 0.025
 
 
