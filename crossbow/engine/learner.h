@@ -97,7 +97,7 @@ class Learner {
   Workspace root_;
   NetDef train_def_;
   NetDef mixed_train_def_;  // train_def_ with the loss reading mixed targets; empty: no such loss
-  NetDef unfused_net_;  // the spec's forward net before fusion: Forward keeps any of its blobs
+  NetDef unfused_net_;      // the spec's forward net before fusion: Forward keeps any of its blobs
   size_t update_begin_ = 0;
   std::map<std::string, std::string> gradients_;  // param -> its gradient blob
   std::vector<OptimizerStateBlob> optimizer_state_;

@@ -26,12 +26,12 @@ struct LrPolicyOptions {
   double base_lr = 0.1;
   double gamma = 0.1;
   double power = 1.0;
-  double step_size = 0;       // step
-  std::vector<double> steps;  // multistep, ascending
-  double max = 0;             // poly, cosine, flatcos: the end (the trainer's epochs)
-  double flat = 0.75;         // flatcos: the share of [0, max] at base_lr
-  double warmup = 0;          // 0: no warm-up
-  double warmup_start = 0.1;  // warm-up's first factor
+  double step_size = 0;                  // step
+  std::vector<double> steps;             // multistep, ascending
+  double max = 0;                        // poly, cosine, flatcos: the end (the trainer's epochs)
+  double flat = 0.75;                    // flatcos: the share of [0, max] at base_lr
+  double warmup = 0;                     // 0: no warm-up
+  double warmup_start = 0.1;             // warm-up's first factor
   std::string learner_scaling = "none";  // LearnerScale's rule
 };
 

@@ -35,7 +35,10 @@ Watchdog::~Watchdog() {
 
 void Watchdog::Progress() {
   const Clock::rep now = Clock::now().time_since_epoch().count();
-  last_interval_.store(now - last_progress_.exchange(now));
+  const Clock::rep interval = now - last_progress_.exchange(now);
+  Clock::rep longest = longest_interval_.load();
+  while (interval > longest && !longest_interval_.compare_exchange_weak(longest, interval)) {
+  }
 }
 
 void Watchdog::Enter(Phase phase) {
@@ -54,9 +57,9 @@ void Watchdog::Watch() {
     const int signal = StopSignalScope::received();
     if (signal != 0 && signalled == Clock::time_point{}) signalled = now;
     const bool checkpointing = phase_.load() == Phase::kCheckpointing;
-    const double grace_s =
-        std::max(signal_grace_s_,
-                 4 * std::chrono::duration<double>(Clock::duration(last_interval_.load())).count());
+    const double grace_s = std::max(
+        signal_grace_s_,
+        4 * std::chrono::duration<double>(Clock::duration(longest_interval_.load())).count());
     if (signal != 0 && !checkpointing &&
         std::chrono::duration<double>(now - signalled).count() > grace_s) {
       char why[160];

@@ -16,9 +16,10 @@ namespace crossbow {
 // thread waits for on stderr, when the loop cannot end it itself:
 // - no progress (an iteration, an evaluation batch) for `stall_timeout_s` (0: never): exit 1;
 // - a SIGINT/SIGTERM (StopSignalScope) after which the loop has not stopped within
-//   `signal_grace_s`, or four times the last interval between two progress marks where that is
-//   longer (a loop slowed by a busy machine still reaches its checkpoint), unless it is writing
-//   a checkpoint: exit 128 + the signal.
+//   `signal_grace_s`, or four times the longest interval between two progress marks where that
+//   is longer (a loop slowed by a busy machine still reaches its checkpoint; the longest, since
+//   the learners of one iteration mark progress moments apart), unless it is writing a
+//   checkpoint: exit 128 + the signal.
 // A loop that is not stuck stops by itself at the next iteration and never meets either.
 class Watchdog {
  public:
@@ -40,7 +41,7 @@ class Watchdog {
   const double stall_timeout_s_, signal_grace_s_;
   const std::function<std::string()> describe_;
   std::atomic<Clock::rep> last_progress_;
-  std::atomic<Clock::rep> last_interval_{0};  // between the last two progress marks
+  std::atomic<Clock::rep> longest_interval_{0};  // between two progress marks
   std::atomic<Phase> phase_{Phase::kTraining};
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -117,8 +117,9 @@ TEST(LrPolicy, LearnerScalingGrowsTheRateWithTheJobsLearners) {
     LearnerScale("sqr", 2, false);
     FAIL() << "an unknown scaling was accepted";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown learner scaling 'sqr'; expected auto, none, sqrt"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("unknown learner scaling 'sqr'; expected auto, none, sqrt"),
+        std::string::npos)
         << e.what();
   }
 }

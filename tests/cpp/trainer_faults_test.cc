@@ -125,7 +125,7 @@ TEST_F(TrainerDeath, ASignalThatTheStuckLoopCannotHonourEndsTheProcessAfterTheGr
               "received SIGTERM, and training did not stop within 5 s");
 }
 
-// The grace stretches to four times the last interval between progress marks: a loop slowed
+// The grace stretches to four times the longest interval between progress marks: a loop slowed
 // down (here 0.4 s a step) is given 1.6 s, not the 0.5 s a quick one gets.
 TEST_F(TrainerDeath, TheGraceAfterASignalFollowsTheLoopsPace) {
   auto run = [](double step_s) {
