@@ -58,31 +58,14 @@ bool IsSupportedImage(const std::string& bytes) {
          at(0, "II*\0", 4) || at(0, "MM\0*", 4) || (at(0, "RIFF", 4) && at(8, "WEBP", 4));
 }
 
-// IMREAD_REDUCED_GRAYSCALE_2/4/8 are the bits 16/32/64, combined with the colour flags.
-int ReductionFlag(int reduction) {
-  switch (reduction) {
-    case 2:
-      return cv::IMREAD_REDUCED_GRAYSCALE_2;
-    case 4:
-      return cv::IMREAD_REDUCED_GRAYSCALE_4;
-    case 8:
-      return cv::IMREAD_REDUCED_GRAYSCALE_8;
-    default:
-      return 0;
-  }
-}
-
-bool DecodeEncoded(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error,
-                   int reduction) {
+bool DecodeEncoded(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error) {
   if (!IsSupportedImage(datum.data)) {
     return Fail(error, "encoded record is not a JPEG, PNG, BMP, PNM, TIFF or WebP image (" +
                            std::to_string(datum.data.size()) + " bytes)");
   }
-  const bool jpeg = datum.data.compare(0, 3, "\xFF\xD8\xFF", 3) == 0;
-  const int flags = (channels == 1   ? cv::IMREAD_GRAYSCALE
-                     : channels == 3 ? cv::IMREAD_COLOR
-                                     : cv::IMREAD_ANYCOLOR) |
-                    (jpeg ? ReductionFlag(reduction) : 0);
+  const int flags = channels == 1   ? cv::IMREAD_GRAYSCALE
+                    : channels == 3 ? cv::IMREAD_COLOR
+                                    : cv::IMREAD_ANYCOLOR;
   const cv::Mat bytes(1, static_cast<int>(datum.data.size()), CV_8UC1,
                       const_cast<char*>(datum.data.data()));
   try {
@@ -139,10 +122,9 @@ int JpegReduction(int side, int needed) {
   return 1;
 }
 
-bool DecodeDatum(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error,
-                 int reduction) {
+bool DecodeDatum(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error) {
   if (datum.data.empty()) return Fail(error, "record has no pixel data");
-  const bool ok = datum.encoded ? DecodeEncoded(datum, channels, rgb, out, error, reduction)
+  const bool ok = datum.encoded ? DecodeEncoded(datum, channels, rgb, out, error)
                                 : DecodeRaw(datum, rgb, out, error);
   if (!ok) return false;
   ConvertChannels(out, channels, rgb);

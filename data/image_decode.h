@@ -10,11 +10,7 @@ namespace crossbow::data {
 // The pixels of a record as an 8-bit HWC image with `channels` channels (1 or 3; 0 keeps what
 // the record holds). Raw records keep their stored channel order; encoded colour images come
 // out BGR (Caffe's order), or RGB when `rgb`. Returns false with the reason for a corrupt record.
-// `reduction` 2, 4 or 8 decodes an encoded JPEG at that fraction of its size through libjpeg's
-// DCT scaling (OpenCV's IMREAD_REDUCED_*), much cheaper than decoding it whole; other records
-// ignore it.
-bool DecodeDatum(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error,
-                 int reduction = 1);
+bool DecodeDatum(const Datum& datum, int channels, bool rgb, cv::Mat* out, std::string* error);
 
 // The height and width a JPEG's frame header states, read without decoding; false where the
 // bytes are not a JPEG or its header is cut short.

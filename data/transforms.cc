@@ -4,6 +4,7 @@
 #include <cmath>
 #include <opencv2/imgproc.hpp>
 
+#include "data/image_codecs.h"
 #include "data/image_decode.h"
 #include "data/rng.h"
 
@@ -96,39 +97,39 @@ cv::Rect ReducedWindow(const cv::Rect& window, int reduction, int rows, int cols
   return {x0, y0, std::max(1, x1 - x0), std::max(1, y1 - y0)};
 }
 
-// Decodes, crops and resizes an encoded JPEG as the whole-image path would, at the largest
-// reduction that keeps at least the output's pixels; false (nothing consumed from `rng`) where
-// the record is not such a JPEG or decodes to another size than its header states (an EXIF
-// rotation), and the caller takes the whole-image path.
-enum class Reduced { kNotTaken, kDone, kCorrupt };
+// Decodes, crops and resizes an encoded JPEG as the whole-image path would, decoding only the
+// window's part of it, at the largest reduction that keeps at least the output's pixels (where
+// `reduced_decode`). kNotTaken (nothing consumed from `rng`) where the record is not such a JPEG
+// or the partial decoder declines it (data/image_codecs.h): the caller takes the whole-image path.
+enum class Partial { kNotTaken, kDone };
 
-Reduced DecodeReduced(const Datum& datum, const TransformConfig& c, Rng* rng, cv::Mat* image,
-                      std::string* error) {
+Partial DecodePartial(const Datum& datum, const TransformConfig& c, Rng* rng, cv::Mat* image) {
   const bool rrc = c.train && c.random_resized_crop;
   int height = 0, width = 0;
-  if (!c.reduced_decode || !datum.encoded || !(rrc || c.resize > 0) ||
-      !JpegSize(datum.data, &height, &width)) {
-    return Reduced::kNotTaken;
+  if (!datum.encoded || !(rrc || c.resize > 0) || !JpegSize(datum.data, &height, &width)) {
+    return Partial::kNotTaken;
   }
   Rng trial = *rng;
   const cv::Rect window =
       rrc ? RandomResizedWindow(height, width, c, &trial) : cv::Rect(0, 0, width, height);
-  const int reduction = rrc ? JpegReduction(std::min(window.width, window.height), c.crop)
-                            : JpegReduction(std::min(height, width), c.resize);
-  if (reduction == 1) return Reduced::kNotTaken;
-  if (!DecodeDatum(datum, c.channels, c.rgb, image, error, reduction)) return Reduced::kCorrupt;
-  if (image->rows != (height + reduction - 1) / reduction ||
-      image->cols != (width + reduction - 1) / reduction) {
-    return Reduced::kNotTaken;
+  const int reduction = !c.reduced_decode ? 1
+                        : rrc ? JpegReduction(std::min(window.width, window.height), c.crop)
+                              : JpegReduction(std::min(height, width), c.resize);
+  JpegRegion region;
+  region.reduction = reduction;
+  region.rows = (height + reduction - 1) / reduction;
+  region.cols = (width + reduction - 1) / reduction;
+  region.window = ReducedWindow(window, reduction, region.rows, region.cols);
+  region.channels = c.channels;
+  region.rgb = c.rgb;
+  try {
+    if (!Codecs().decode_jpeg_region(datum.data, region, image)) return Partial::kNotTaken;
+  } catch (const Error&) {  // no codecs: the whole-image path says so for this record
+    return Partial::kNotTaken;
   }
   *rng = trial;
-  if (rrc) {
-    Resize((*image)(ReducedWindow(window, reduction, image->rows, image->cols)), {c.crop, c.crop},
-           image);
-  } else {
-    Resize(*image, ShorterSideSize(height, width, c.resize), image);
-  }
-  return Reduced::kDone;
+  Resize(*image, rrc ? cv::Size(c.crop, c.crop) : ShorterSideSize(height, width, c.resize), image);
+  return Partial::kDone;
 }
 
 // torchvision's ColorJitter in a fixed order: brightness, contrast, saturation.
@@ -231,9 +232,7 @@ bool Transformer::Apply(const Datum& datum, uint64_t seed, float* out, std::stri
   if (in_place) {
     if (!CheckRawDatum(datum, error)) return false;
     pixels = Planar(datum, c.rgb);
-  } else if (const Reduced r = DecodeReduced(datum, c, &rng, &image, error);
-             r != Reduced::kNotTaken) {
-    if (r == Reduced::kCorrupt) return false;
+  } else if (DecodePartial(datum, c, &rng, &image) == Partial::kDone) {
     pixels = Interleaved(image);
   } else {
     if (!DecodeDatum(datum, c.channels, c.rgb, &image, error)) return false;

@@ -16,7 +16,7 @@ sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 debian_packages=(cmake make g++ pkg-config libdnnl-dev libgoogle-glog-dev libgflags-dev
   nlohmann-json3-dev pybind11-dev libgtest-dev zlib1g-dev liblmdb-dev libopencv-core-dev
-  libopencv-imgcodecs-dev libopencv-imgproc-dev clang libclang-rt-14-dev libopenmpi-dev openmpi-bin)
+  libopencv-imgcodecs-dev libopencv-imgproc-dev libjpeg62-turbo-dev clang libclang-rt-14-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
