@@ -1,9 +1,11 @@
 // crossbow db check: the full scan of a DB, in parallel, which writes or checks its metadata.
+#include <algorithm>
 #include <exception>
 #include <sstream>
 
 #include "crossbow/core/enforce.h"
 #include "data/convert_sink.h"
+#include "data/epoch_order.h"
 
 namespace crossbow::data {
 namespace {
@@ -82,8 +84,13 @@ bool DbCheck::agrees() const {
 
 std::string DbCheck::ToString() const {
   std::ostringstream out;
-  out << db << ": " << MetaSummary(found) << ", keys " << found.key_format << "; read in "
-      << seconds << " s";
+  out << db << ": " << MetaSummary(found) << ", keys " << found.key_format << ", labels "
+      << (LabelsInterleaved(found.records, found.label_runs)
+              ? "interleaved"
+              : "in label order (runs of " +
+                    std::to_string(found.records / std::max<int64_t>(found.label_runs, 1)) +
+                    " records)")
+      << "; read in " << seconds << " s";
   if (!unparsed.empty()) out << "\nnot Datum records: " << DescribeSkips(unparsed);
   if (!recorded) {
     out << "\nno metadata (" << MetaPath(db) << ")";

@@ -71,6 +71,8 @@ void MetaBuilder::Add(std::string_view key, const RecordFacts& record) {
   m.bytes += record.bytes;
   m.encoded += record.encoded;
   const bool first = m.max_label < m.min_label;
+  if (first || record.label != last_label_) ++m.label_runs;
+  last_label_ = record.label;
   if (first || record.label < m.min_label) {
     m.min_label = record.label;
     m.min_key = key;
@@ -98,6 +100,7 @@ std::string MetaToJson(const DbMeta& m) {
             {"label_keys", json::array({m.min_key, m.max_key})},
             {"key_format", m.key_format},
             {"classes", m.classes},
+            {"label_runs", m.label_runs},
             {"encoded", m.encoded},
             {"bytes", m.bytes},
             {"height", StatsJson(m.height)},
@@ -138,6 +141,7 @@ std::optional<DbMeta> ReadMeta(const std::string& db) {
     CROSSBOW_ENFORCE(m.key_format == "counter" || m.key_format == "any", "key_format '",
                      m.key_format, "'");
     m.classes = j.at("classes").get<int64_t>();
+    m.label_runs = j.value("label_runs", int64_t{-1});
     m.encoded = j.at("encoded").get<int64_t>();
     m.bytes = j.at("bytes").get<int64_t>();
     m.height = StatsFrom(j.at("height"));

@@ -32,6 +32,9 @@ struct DbMeta {
   int64_t bytes = 0;                  // of the records' values
   SizeStats height, width, channels;  // of the records whose size is known
   int64_t classes = 0;                // lines of labels.txt; 0 when there is none
+  // Runs of consecutive records (in key order) with one label: records / label_runs near 1 for
+  // a shuffled DB, the class size for one in label order. -1: not recorded (older metadata).
+  int64_t label_runs = -1;
 };
 
 // What the metadata keeps of one record.
@@ -53,7 +56,13 @@ class MetaBuilder {
   const DbMeta& meta() const { return meta_; }
 
  private:
-  DbMeta meta_;
+  DbMeta meta_ = WithNoRuns();
+  int32_t last_label_ = 0;
+  static DbMeta WithNoRuns() {
+    DbMeta m;
+    m.label_runs = 0;
+    return m;
+  }
 };
 
 // DB/crossbow_meta.json for a folder DB; PATH.crossbow_meta.json for a single-file one.

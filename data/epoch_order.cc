@@ -50,13 +50,32 @@ std::vector<int64_t> EpochOrder(int64_t records, uint64_t seed, int64_t epoch, b
   return order;
 }
 
-bool UseBlockOrder(const std::string& read_order, uint64_t db_bytes, uint64_t ram_bytes) {
+bool LabelsInterleaved(int64_t records, int64_t label_runs) {
+  return label_runs > 0 && records <= 4 * label_runs;
+}
+
+ReadOrderChoice ChooseReadOrder(const std::string& read_order, uint64_t db_bytes,
+                                uint64_t ram_bytes, int64_t records, int64_t label_runs) {
   const auto& names = ReadOrderNames();
   CROSSBOW_ENFORCE_VALUE(std::find(names.begin(), names.end(), read_order) != names.end(),
                          "read_order (--read-order) must be auto, random or block, got '",
                          read_order, "'");
-  if (read_order == "auto") return db_bytes > ram_bytes / 2;
-  return read_order == "block";
+  const bool interleaved = LabelsInterleaved(records, label_runs);
+  const std::string order =
+      label_runs < 0 ? "its metadata does not say how its labels are ordered (crossbow db check "
+                       "--write-metadata records it)"
+                     : "its records are in label order (runs of " +
+                           std::to_string(records / std::max<int64_t>(label_runs, 1)) +
+                           " records with one label on average; convert with --shuffle)";
+  if (read_order == "random") return {};
+  if (read_order == "block") {
+    if (interleaved) return {true};
+    return {true, "block order on this DB: " + order + ", so each batch holds few classes", true};
+  }
+  if (db_bytes <= ram_bytes / 2) return {};
+  const std::string size = std::to_string(db_bytes) + " bytes, larger than half of memory";
+  if (interleaved) return {true, size};
+  return {false, size + ", but " + order + ": read in random order"};
 }
 
 uint64_t PhysicalMemory() {

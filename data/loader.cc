@@ -47,12 +47,27 @@ ImageLoader::ImageLoader(LoaderOptions options) : options_(std::move(options)) {
   const int64_t records = reader_->size();
   CROSSBOW_ENFORCE(records > 0, o.path, " is an empty LMDB: there are no records to load");
   if (o.num_classes > 0) CheckLabels(*reader_, o.num_classes);
-  if (o.shuffle && UseBlockOrder(o.read_order, reader_->file_bytes(), PhysicalMemory())) {
-    block_ = o.block_records > 0 ? o.block_records : BlockRecords(reader_->file_bytes(), records);
-    LOG_IF(INFO, o.read_order == "auto")
-        << o.path << " (" << reader_->file_bytes() << " bytes) is larger than half of memory: "
-        << "read in blocks of " << block_ << " records, " << o.window_blocks
-        << " blocks mixed (--read-order random for a uniform order)";
+  if (o.shuffle) {
+    const std::optional<DbMeta>& meta = reader_->meta();
+    const ReadOrderChoice order =
+        ChooseReadOrder(o.read_order, reader_->file_bytes(), PhysicalMemory(), records,
+                        meta ? meta->label_runs : -1);
+    if (order.block) {
+      block_ = o.block_records > 0 ? o.block_records : BlockRecords(reader_->file_bytes(), records);
+    }
+    if (!order.note.empty()) {
+      const std::string line = o.path + ": " + order.note +
+                               (order.block ? ": read in blocks of " + std::to_string(block_) +
+                                                  " records, " + std::to_string(o.window_blocks) +
+                                                  " blocks mixed (--read-order random for a "
+                                                  "uniform order)"
+                                            : "");
+      if (order.warn) {
+        LOG(WARNING) << line;
+      } else {
+        LOG(INFO) << line;
+      }
+    }
   }
   transformer_ = std::make_unique<Transformer>(o.transform, ReadProbe(*reader_));
   batches_per_epoch_ =

@@ -218,7 +218,8 @@ const std::vector<Entry>& TableEntries() {
                     "training order: random (uniform), block (contiguous blocks of about 8 MiB "
                     "shuffled, records mixed within 16 blocks: near-sequential reads for a DB "
                     "larger than memory) or auto (block when the DB is larger than half of "
-                    "memory)",
+                    "memory and its metadata shows its labels interleaved, as --shuffle at "
+                    "conversion leaves them)",
                     "auto"),
       CROSSBOW_DATA("augment", Type::kString, "", Any(),
                     "input preset: cifar, imagenet, mnist or none (see the guide), or auto: "

@@ -57,8 +57,9 @@ class ImageDB:
     ``read_order`` (when shuffling): ``random``, ``block`` (contiguous blocks of
     ``block_records`` records, by default about 8 MiB of the DB, shuffled, and the records of 16
     blocks at a time mixed: near-sequential reads for a DB larger than memory) or ``auto``
-    (block when the DB is larger than half of memory). ``block_records`` says what was chosen
-    (0: random).
+    (block when the DB is larger than half of memory and its metadata shows its labels
+    interleaved: blocks of a DB in label order would fill each batch with a few classes).
+    ``block_records`` says what was chosen (0: random).
 
     Iterating runs through the next epoch. Corrupt records are skipped, logged and counted:
     ``corrupt_records`` is the count of the epoch iterated last. Batches depend on ``seed``

@@ -94,6 +94,24 @@ TEST(DbMeta, ConvertersWriteItAndReadersReadItBack) {
   EXPECT_EQ(MetaToJson(check.found), MetaToJson(*meta));
 }
 
+TEST(DbMeta, LabelRunsSayWhetherTheRecordsAreInLabelOrder) {
+  TempDir dir;
+  Convert(dir / "mixed", 30, [](int i) { return i % 5; });
+  Convert(dir / "sorted", 30, [](int i) { return i / 10; });
+  EXPECT_EQ(ReadMeta(dir / "mixed")->label_runs, 30);
+  EXPECT_EQ(ReadMeta(dir / "sorted")->label_runs, 3);
+  EXPECT_EQ(CheckDb(dir / "sorted", false, false).found.label_runs, 3);
+  ExpectContains(CheckDb(dir / "sorted", false, false).ToString(),
+                 {"in label order (runs of 10 records)"});
+  ExpectContains(CheckDb(dir / "mixed", false, false).ToString(), {"labels interleaved"});
+  // Metadata written before the runs were recorded reads as not knowing them.
+  std::string json = MetaToJson(*ReadMeta(dir / "mixed"));
+  json.erase(json.find("\"label_runs\""),
+             json.find('\n', json.find("\"label_runs\"")) + 1 - json.find("\"label_runs\""));
+  std::ofstream(MetaPath(dir / "mixed")) << json;
+  EXPECT_EQ(ReadMeta(dir / "mixed")->label_runs, -1) << json;
+}
+
 TEST(DbMeta, TheUpFrontLabelCheckUsesTheMetadataAndNamesTheRecord) {
   TempDir dir;
   Convert(dir / "db", 200, [](int i) { return i == 150 ? 12 : i % 10; });

@@ -50,12 +50,40 @@ TEST(EpochOrder, BlockOrderVisitsEveryRecordOnceWithinWindowsOfWholeBlocks) {
   EXPECT_EQ(EpochOrder(5, 7, 0, false, block, window), (std::vector<int64_t>{0, 1, 2, 3, 4}));
 }
 
-TEST(EpochOrder, AutoPicksBlocksForADbLargerThanHalfOfMemory) {
-  EXPECT_FALSE(UseBlockOrder("auto", 400, 1000));
-  EXPECT_TRUE(UseBlockOrder("auto", 600, 1000));
-  EXPECT_TRUE(UseBlockOrder("block", 1, 1000));
-  EXPECT_FALSE(UseBlockOrder("random", 999999, 1000));
-  EXPECT_ERROR(UseBlockOrder("blocks", 1, 1), ValueError, "read_order (--read-order) must be");
+TEST(EpochOrder, AutoPicksBlocksForALargeDbWithInterleavedLabels) {
+  // 1000 records: 990 runs (shuffled, 100 classes), 10 runs (in label order), unknown.
+  const int64_t shuffled = 990, sorted = 10, unknown = -1;
+  EXPECT_FALSE(ChooseReadOrder("auto", 400, 1000, 1000, shuffled).block);
+  EXPECT_TRUE(ChooseReadOrder("auto", 400, 1000, 1000, shuffled).note.empty());
+  const ReadOrderChoice large = ChooseReadOrder("auto", 600, 1000, 1000, shuffled);
+  EXPECT_TRUE(large.block);
+  EXPECT_NE(large.note.find("larger than half of memory"), std::string::npos) << large.note;
+  for (int64_t runs : {sorted, unknown}) {
+    const ReadOrderChoice kept = ChooseReadOrder("auto", 600, 1000, 1000, runs);
+    EXPECT_FALSE(kept.block) << runs;
+    EXPECT_FALSE(kept.warn);
+    EXPECT_NE(kept.note.find(runs < 0 ? "does not say" : "runs of 100 records"), std::string::npos)
+        << kept.note;
+  }
+  const ReadOrderChoice asked = ChooseReadOrder("block", 1, 1000, 1000, sorted);
+  EXPECT_TRUE(asked.block) << "block is block when asked for";
+  EXPECT_TRUE(asked.warn);
+  EXPECT_NE(asked.note.find("few classes"), std::string::npos) << asked.note;
+  EXPECT_TRUE(ChooseReadOrder("block", 1, 1000, 1000, shuffled).note.empty());
+  EXPECT_FALSE(ChooseReadOrder("random", 999999, 1000, 1000, shuffled).block);
+  EXPECT_ERROR(ChooseReadOrder("blocks", 1, 1, 1, 1), ValueError,
+               "read_order (--read-order) must be");
+}
+
+TEST(EpochOrder, LabelsAreInterleavedWhenRunsAreShort) {
+  EXPECT_TRUE(LabelsInterleaved(1000, 500));  // two classes shuffled: runs of 2 on average
+  EXPECT_TRUE(LabelsInterleaved(1000, 250));  // at the bound
+  EXPECT_FALSE(LabelsInterleaved(1000, 249));
+  EXPECT_FALSE(LabelsInterleaved(1000, 10));  // ten classes one after another
+  EXPECT_FALSE(LabelsInterleaved(1000, -1));  // not recorded
+}
+
+TEST(EpochOrder, BlocksHoldAbout8MiB) {
   EXPECT_EQ(BlockRecords(uint64_t{110000} * 1000, 1000), (8 << 20) / 110000);
   EXPECT_EQ(BlockRecords(1000, 1000), 8 << 20);
   EXPECT_EQ(BlockRecords(uint64_t{1} << 40, 10), 16);
