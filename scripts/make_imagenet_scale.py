@@ -32,7 +32,7 @@ def disk_bytes(path):
 def timed(argv):
     """Runs `argv`; its seconds and peak RSS (MB, from wait4: that process's own)."""
     started = time.perf_counter()
-    process = subprocess.Popen(argv)
+    process = subprocess.Popen(argv, stdout=sys.stderr)  # our stdout: the JSON lines alone
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
