@@ -107,12 +107,17 @@ def write_raw_db(db, gib, classes, shorter, pool_size, seed, progress=True):
     pool = raw_pool(pool_size, shorter, seed)
     mean_bytes = np.mean([len(p[2]) for p in pool])
     records = max(classes, int(np.ceil(gib * 2**30 / mean_bytes)))
-    # The folder order (class by class) shuffled, as `convert --shuffle` leaves it.
+    # The folder order (class by class, file i of the set in class i % classes) shuffled, as
+    # `convert --by_folder --shuffle` leaves it.
+    counts = np.bincount(np.arange(records) % classes, minlength=classes)
+    label_of = np.repeat(np.arange(classes), counts)
+    first_of = np.concatenate([[0], np.cumsum(counts)[:-1]])
     order = np.random.default_rng(seed).permutation(records)
     with convert.Writer(db, records, progress=progress,
                         class_names=[wnid(c) for c in range(classes)]) as writer:
         for position, index in enumerate(order.tolist()):
-            label, nth = index % classes, index // classes
+            label = int(label_of[index])
+            nth = index - int(first_of[label])
             height, width, data = pool[index % pool_size]
             writer.write(f"{position:08d}_{wnid(label)}/{wnid(label)}_{nth}.JPEG", data,
                          channels=3, height=height, width=width, label=label)

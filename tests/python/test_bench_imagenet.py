@@ -68,6 +68,8 @@ def test_raw_db_is_what_convert_with_resize_shorter_and_shuffle_leaves(tmp_path)
     assert sorted(labels) == sorted(i % 4 for i in range(len(labels))), "folder order's labels"
     runs = sum(a != b for a, b in zip(labels, labels[1:]))
     assert runs > len(labels) / 2, f"labels not shuffled across the DB ({runs} changes)"
+    names = sorted(key.split("_", 1)[1] for key in keys)
+    assert names == sorted(f"n{i % 4:08d}/n{i % 4:08d}_{i // 4}.JPEG" for i in range(len(keys)))
     for key, d in records:
         assert key.split("_", 1)[1].startswith(f"n{d['label']:08d}/")
         assert min(d["height"], d["width"]) == 40 and not d["encoded"]
