@@ -195,8 +195,8 @@ void BindConvert(py::module_& m) {
             py::gil_scoped_release release;
             self.sink().Write(key, datum);
           },
-          py::arg("key"), py::arg("channels"), py::arg("height"), py::arg("width"),
-          py::arg("data"), py::arg("label"), py::arg("encoded") = false)
+          py::arg("key"), py::arg("channels"), py::arg("height"), py::arg("width"), py::arg("data"),
+          py::arg("label"), py::arg("encoded") = false)
       .def("set_class_names",
            [](RecordSink& self, std::vector<std::string> names) {
              self.sink().SetClassNames(std::move(names));
