@@ -9,6 +9,15 @@ Workloads (images/s per decode core, medians of --rounds):
   raw160-S     raw records at shorter side 160 -> RandomResizedCrop S (S = 128, 160, 192)
 and, for the raw-160 DB: time to the first batch and peak RSS of a fresh process, and with
 --cold (root: it drops the page cache) throughput from a cold cache for both read orders.
+
+On DBs made beforehand (scripts/make_imagenet_scale.py), instead of the above:
+  --cold-db DB     from a cold page cache, per read order (random, block): images/s of 128 px
+                   random-resized crops over --cold-images images, and the MB/s read from disk
+  --startup-db DB  (repeatable) a fresh process from a cold cache: seconds to the first batch,
+                   peak RSS and bytes read from disk before it; and, each in its own fresh
+                   process, the seconds, memory and disk reads of opening the key index, with
+                   the DB's metadata (counter keys) and without it (every key listed)
+each printed as a JSON line. They drop the page cache (root) unless --warm.
 """
 import argparse
 import json
@@ -53,6 +62,89 @@ db.source.next_batch()
 hwm = next(line for line in open("/proc/self/status") if line.startswith("VmHWM"))
 print(json.dumps({"seconds": time.perf_counter() - start, "rss_mb": int(hwm.split()[1]) / 1024}))
 """
+
+
+# Run in a fresh process: SPEC (JSON) says the DB and what to measure; the result is a JSON line.
+# Bytes read from disk come from /proc/self/io (read_bytes: what this process made the block
+# layer read, LMDB's page faults included); the index's memory from RssAnon (the heap, not the
+# mapped DB's pages).
+MEASURE = r"""
+import json, sys, time
+start = time.perf_counter()
+spec = json.loads(sys.argv[1])
+
+def proc(name, field):
+    with open(f"/proc/self/{name}") as f:
+        return int(next(l for l in f if l.startswith(field + ":")).split()[1])
+
+def read_mb():
+    return proc("io", "read_bytes") / 2**20
+
+from crossbow import _native
+from crossbow.data import ImageDB
+C = _native.load()
+imported, read_imports = time.perf_counter(), read_mb()
+out = dict(read_mb_imports=read_imports)
+if spec["what"] == "index":
+    heap = proc("status", "RssAnon")
+    reader = C.LmdbReader(spec["db"], use_meta=spec["use_meta"])
+    out.update(seconds=time.perf_counter() - imported, records=len(reader),
+               index_mb=(proc("status", "RssAnon") - heap) / 1024,
+               read_mb=read_mb() - read_imports)
+else:
+    db = ImageDB(spec["db"], spec["batch"], preset="imagenet", input_size=128,
+                 workers=spec["workers"], read_order=spec["order"])
+    db.source.next_batch()
+    first = time.perf_counter()
+    out.update(first_batch_s=first - start, first_batch_after_imports_s=first - imported,
+               read_mb_first_batch=read_mb() - read_imports, block_records=db.block_records)
+    seen, before = 0, read_mb()
+    while seen < spec["images"]:
+        seen += len(db.source.next_batch()[1])
+    seconds = time.perf_counter() - first
+    out.update(images=seen, seconds=seconds, read_mb=read_mb() - before)
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forked parent through exec.
+out["rss_mb"] = proc("status", "VmHWM") / 1024
+print(json.dumps(out))
+"""
+
+
+def measure(spec, cold):
+    """MEASURE's result for `spec` in a fresh process, the page cache dropped first if `cold`."""
+    if cold and not drop_caches():
+        raise SystemExit("cold-cache runs drop the page cache, which needs root (or --warm)")
+    out = subprocess.run([sys.executable, "-c", MEASURE, json.dumps(spec)], capture_output=True,
+                         text=True, env={**os.environ, "GLOG_minloglevel": "1"})
+    if out.returncode != 0:
+        raise RuntimeError(f"measuring {spec} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def cold_runs(db, images, batch, workers, cold):
+    """A JSON line per read order: images/s and MB/s read from disk, from a cold cache."""
+    for order in ("random", "block"):
+        r = measure(dict(what="loader", db=db, order=order, images=images, batch=batch,
+                         workers=workers), cold)
+        print(json.dumps(dict(bench="data_imagenet_cold", db=db, order=order, cold=cold,
+                              cpu=cpu_name(), workers=workers, images=r["images"],
+                              images_per_s=r["images"] / r["seconds"], read_mb=r["read_mb"],
+                              read_mb_per_s=r["read_mb"] / r["seconds"],
+                              block_records=r["block_records"], rss_mb=r["rss_mb"])),
+              flush=True)
+
+
+def startup_runs(db, batch, cold):
+    """A JSON line: the first batch (random order) and the key index with and without the
+    metadata, each in a fresh process."""
+    first = measure(dict(what="loader", db=db, order="random", images=0, batch=batch,
+                         workers=1), cold)
+    first = {k: first[k] for k in ("first_batch_s", "first_batch_after_imports_s",
+                                   "read_mb_first_batch", "read_mb_imports", "rss_mb")}
+    index = {name: measure(dict(what="index", db=db, use_meta=use_meta), cold)
+             for name, use_meta in (("counter", True), ("listed", False))}
+    print(json.dumps(dict(bench="data_imagenet_startup", db=db, cold=cold, cpu=cpu_name(),
+                          records=index["listed"]["records"], first_batch=first, index=index)),
+          flush=True)
 
 
 def prepare(scratch, train, scale, workers):
@@ -123,8 +215,21 @@ def main(argv):
     parser.add_argument("--scratch", default="/tmp/crossbow_bench_imagenet")
     parser.add_argument("--cold", action="store_true",
                         help="also cold-cache throughput per read order (root: drops caches)")
+    parser.add_argument("--cold-db", help="only the cold-cache runs, on this DB")
+    parser.add_argument("--cold-images", type=int, default=20_000,
+                        help="--cold-db: timed images per read order")
+    parser.add_argument("--startup-db", action="append", default=[],
+                        help="only the start-up runs, on this DB (repeatable)")
+    parser.add_argument("--warm", action="store_true",
+                        help="--cold-db/--startup-db with the page cache as it is (no root)")
     peer.add_argument(parser)
     args = parser.parse_args(argv)
+    if args.cold_db or args.startup_db:
+        for db in args.startup_db:
+            startup_runs(db, args.batch, not args.warm)
+        if args.cold_db:
+            cold_runs(args.cold_db, args.cold_images, args.batch, args.workers, not args.warm)
+        return
     try:
         info = peer.describe(args.peer_python)
         print(peer.banner(info), flush=True)

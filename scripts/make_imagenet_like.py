@@ -9,6 +9,13 @@ Sizes follow ImageNet's: most images have a longer side of 500 px, at 4:3 (the m
 is near 400 x 350. Pixels are smooth colour fields with shapes, texture and sensor-like noise,
 saved at quality 90, so that files (about 90 KB; ImageNet's average is about 110 KB) compress
 and decode as photographs do, not as white noise (several times larger, slower to decode).
+
+With --raw-db DB --gib G it writes no files: a DB of about G GiB of raw records instead, as
+`crossbow convert imageset --by_folder --shuffle --resize-shorter S` leaves ImageNet's train/
+(S = --shorter, 160 by default; 1,000 classes, labels shuffled across the DB, keys
+"%08d_<wnid>/<wnid>_<i>.JPEG"), through Crossbow's own writer, metadata and labels.txt included.
+Its pixels come from a pool of --pool pictures (raw records do not compress: for I/O the
+content does not matter), so a DB larger than memory is written at the disk's rate.
 """
 import argparse
 import os
@@ -80,9 +87,46 @@ def jobs(out, train, val, classes, seed, scale):
     return work, lines
 
 
+def raw_pool(count, shorter, seed):
+    """`count` pictures of ImageNet-like sizes with the shorter side scaled to `shorter` (rounded
+    as the converter rounds), as (height, width, CHW BGR bytes): a raw record's payload."""
+    pool = []
+    for i in range(count):
+        rng = np.random.default_rng(seed * 1_000_003 + i)
+        width, height = image_size(rng)
+        scale = shorter / min(width, height)
+        width, height = (max(1, int(side * scale + 0.5)) for side in (width, height))
+        hwc = np.asarray(picture(rng, width, height))
+        pool.append((height, width, hwc[:, :, ::-1].transpose(2, 0, 1).tobytes()))
+    return pool
+
+
+def write_raw_db(db, gib, classes, shorter, pool_size, seed, progress=True):
+    """About `gib` GiB of raw records into `db` (see the module's doc); the writer's summary."""
+    from crossbow import convert
+    pool = raw_pool(pool_size, shorter, seed)
+    mean_bytes = np.mean([len(p[2]) for p in pool])
+    records = max(classes, int(np.ceil(gib * 2**30 / mean_bytes)))
+    # The folder order (class by class, file i of the set in class i % classes) shuffled, as
+    # `convert --by_folder --shuffle` leaves it.
+    counts = np.bincount(np.arange(records) % classes, minlength=classes)
+    label_of = np.repeat(np.arange(classes), counts)
+    first_of = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    order = np.random.default_rng(seed).permutation(records)
+    with convert.Writer(db, records, progress=progress,
+                        class_names=[wnid(c) for c in range(classes)]) as writer:
+        for position, index in enumerate(order.tolist()):
+            label = int(label_of[index])
+            nth = index - int(first_of[label])
+            height, width, data = pool[index % pool_size]
+            writer.write(f"{position:08d}_{wnid(label)}/{wnid(label)}_{nth}.JPEG", data,
+                         channels=3, height=height, width=width, label=label)
+    return writer.summary
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("out", help="folder to write (train/, val/, val.txt)")
+    parser.add_argument("out", nargs="?", help="folder to write (train/, val/, val.txt)")
     parser.add_argument("--train", type=int, default=1_281_167, help="training images")
     parser.add_argument("--val", type=int, default=50_000, help="validation images")
     parser.add_argument("--classes", type=int, default=1000)
@@ -90,7 +134,24 @@ def main(argv=None):
                         help="sides times this (e.g. 0.1 for many small files fast)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=os.cpu_count())
+    parser.add_argument("--raw-db", help="write this DB of raw records instead of JPEG files")
+    parser.add_argument("--gib", type=float, default=1.0, help="--raw-db: GiB of records")
+    parser.add_argument("--shorter", type=int, default=160,
+                        help="--raw-db: the records' shorter side (as --resize-shorter)")
+    parser.add_argument("--pool", type=int, default=256,
+                        help="--raw-db: distinct pictures, reused with different labels")
     args = parser.parse_args(argv)
+    if (args.out is None) == (args.raw_db is None):
+        parser.error("give an output folder or --raw-db DB, not both")
+    if args.raw_db:
+        if args.gib <= 0 or args.shorter < 1 or args.pool < 1 or args.classes < 1:
+            parser.error("--gib, --shorter, --pool and --classes must be positive")
+        summary = write_raw_db(args.raw_db, args.gib, args.classes, args.shorter, args.pool,
+                               args.seed)
+        size = os.path.getsize(os.path.join(args.raw_db, "data.mdb"))
+        print(f"{summary['text']}; {size / 2**30:.2f} GiB data.mdb, "
+              f"{size / 2**20 / summary['seconds']:.0f} MiB/s")
+        return
     if args.classes < 1 or args.train < args.classes:
         parser.error(f"--train ({args.train}) must be at least --classes ({args.classes})")
     work, lines = jobs(args.out, args.train, args.val, args.classes, args.seed, args.scale)

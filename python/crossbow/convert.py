@@ -73,6 +73,38 @@ def records(db):
         yield reader.key(i).decode("utf-8", "replace"), C.parse_datum(reader.get(i))
 
 
+class Writer:
+    """A DB written record by record from Python, through the converters' own writer: keys in
+    the order written, DB.incomplete renamed to `db` by :meth:`finish` with its metadata
+    (crossbow_meta.json, as every converter writes it) and `class_names` (labels.txt). Used as
+    a context manager it finishes on success and removes DB.incomplete on an exception.
+    `total` is the record count the progress line counts to."""
+
+    def __init__(self, db, total, *, overwrite=False, progress=True, class_names=()):
+        self._sink = _native.load().RecordSink(str(db), int(total), overwrite=overwrite,
+                                               progress=progress)
+        if class_names:
+            self._sink.set_class_names([str(name) for name in class_names])
+
+    def write(self, key, data, *, channels, height, width, label, encoded=False):
+        """One Datum record: `data` raw CHW uint8 bytes (BGR for colour, as the converters
+        store them) or, with `encoded`, the bytes of a JPEG/PNG file."""
+        self._sink.write(key, channels, height, width, data, label, encoded)
+
+    def finish(self):
+        """Commits and renames into place; the summary dict of the converters."""
+        return self._sink.finish()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        if kind is None:
+            self.summary = self.finish()
+        else:
+            self._sink.abandon()
+
+
 def _imageset_options(flags, overwrite, progress):
     """The C++ ImagesetOptions of the flags (a TypeError names an unknown one)."""
     unknown = sorted(set(flags) - set(_IMAGESET_FLAGS))

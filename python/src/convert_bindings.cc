@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "crossbow/core/enforce.h"
+#include "data/convert_sink.h"
 #include "data/converters.h"
 #include "data/datum.h"
 #include "data/lmdb_io.h"
@@ -53,6 +54,27 @@ WriteOptions Write(bool overwrite, bool progress) {
   options.progress = progress;
   return options;
 }
+
+// ConvertSink for Python: records written one by one, the DB renamed into place by finish(),
+// DB.incomplete removed by abandon() (or when the object goes without finish()).
+class RecordSink {
+ public:
+  RecordSink(const std::string& db, int64_t total, bool overwrite, bool progress)
+      : sink_(std::make_unique<ConvertSink>(db, total, Write(overwrite, progress))) {}
+  ConvertSink& sink() {
+    CROSSBOW_ENFORCE_VALUE(sink_ != nullptr, "the record writer is closed (finished or abandoned)");
+    return *sink_;
+  }
+  py::dict Finish() {
+    const ConvertSummary summary = sink().Finish();
+    sink_.reset();
+    return SummaryDict(summary);
+  }
+  void Abandon() { sink_.reset(); }
+
+ private:
+  std::unique_ptr<ConvertSink> sink_;
+};
 
 }  // namespace
 
@@ -162,8 +184,28 @@ void BindConvert(py::module_& m) {
       py::arg("data") = py::bytes(), py::arg("label") = 0,
       py::arg("float_data") = std::vector<float>{}, py::arg("encoded") = false);
 
+  py::class_<RecordSink>(m, "RecordSink", "Datum records into a new LMDB, as the converters write")
+      .def(py::init<const std::string&, int64_t, bool, bool>(), py::arg("db"), py::arg("total"),
+           py::arg("overwrite") = false, py::arg("progress") = true)
+      .def(
+          "write",
+          [](RecordSink& self, const std::string& key, int32_t channels, int32_t height,
+             int32_t width, const py::bytes& data, int32_t label, bool encoded) {
+            Datum datum{channels, height, width, std::string(data), label, {}, encoded};
+            py::gil_scoped_release release;
+            self.sink().Write(key, datum);
+          },
+          py::arg("key"), py::arg("channels"), py::arg("height"), py::arg("width"), py::arg("data"),
+          py::arg("label"), py::arg("encoded") = false)
+      .def("set_class_names",
+           [](RecordSink& self, std::vector<std::string> names) {
+             self.sink().SetClassNames(std::move(names));
+           })
+      .def("finish", &RecordSink::Finish)
+      .def("abandon", &RecordSink::Abandon);
+
   py::class_<LmdbReader>(m, "LmdbReader", "Read-only LMDB: keys in order, values by index")
-      .def(py::init<const std::string&>(), py::arg("path"))
+      .def(py::init<const std::string&, bool>(), py::arg("path"), py::arg("use_meta") = true)
       .def("__len__", &LmdbReader::size)
       .def_property_readonly("meta",
                              [](const LmdbReader& self) {

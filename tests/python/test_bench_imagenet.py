@@ -1,11 +1,15 @@
 """scripts/make_imagenet_like.py and `scripts/bench_data.py imagenet` at tiny sizes: ImageNet's
 layout and size distribution, and a benchmark that runs end to end (without its peer here)."""
 import json
+import math
 import os
 import subprocess
 import sys
 
+import pytest
 from PIL import Image
+
+from crossbow import convert
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(ROOT, "scripts")
@@ -49,3 +53,93 @@ def test_bench_data_imagenet_runs_and_says_why_it_skips_the_peer(tmp_path):
     meta = json.loads((tmp_path / "raw160_24_1.0" / "crossbow_meta.json").read_text())
     assert meta["records"] == 24
     assert min(meta["height"]["min"], meta["width"]["min"]) == 160, "shorter sides at 160"
+
+
+def test_raw_db_is_what_convert_with_resize_shorter_and_shuffle_leaves(tmp_path):
+    db = tmp_path / "raw"
+    out = run(os.path.join(SCRIPTS, "make_imagenet_like.py"), "--raw-db", str(db), "--gib",
+              "0.004", "--classes", "4", "--pool", "8", "--shorter", "40")
+    records = list(convert.records(db))
+    assert f"wrote {len(records)} records" in out.stdout and "GiB data.mdb" in out.stdout
+    assert len(records) == math.ceil(0.004 * 2**30 / mean_pool_bytes(8, 40))
+    keys = [key for key, _ in records]
+    assert keys == sorted(keys) and keys[0].startswith("00000000_n0000000")
+    labels = [d["label"] for _, d in records]
+    assert sorted(labels) == sorted(i % 4 for i in range(len(labels))), "folder order's labels"
+    runs = sum(a != b for a, b in zip(labels, labels[1:]))
+    assert runs > len(labels) / 2, f"labels not shuffled across the DB ({runs} changes)"
+    names = sorted(key.split("_", 1)[1] for key in keys)
+    assert names == sorted(f"n{i % 4:08d}/n{i % 4:08d}_{i // 4}.JPEG" for i in range(len(keys)))
+    for key, d in records:
+        assert key.split("_", 1)[1].startswith(f"n{d['label']:08d}/")
+        assert min(d["height"], d["width"]) == 40 and not d["encoded"]
+        assert len(d["data"]) == 3 * d["height"] * d["width"]
+    assert sum(d["width"] > d["height"] for _, d in records) > len(records) / 2
+    assert (db / "labels.txt").read_text().split() == [f"n{c:08d}" for c in range(4)]
+    check = convert.check(db, progress=False)
+    assert check["agrees"], check["text"]
+
+
+def mean_pool_bytes(count, shorter):
+    sys.path.insert(0, SCRIPTS)
+    try:
+        import make_imagenet_like
+    finally:
+        sys.path.pop(0)
+    return sum(len(p[2]) for p in make_imagenet_like.raw_pool(count, shorter, 0)) / count
+
+
+def test_make_imagenet_scale_times_each_step_once(tmp_path):
+    script = os.path.join(SCRIPTS, "make_imagenet_scale.py")
+    args = [script, str(tmp_path), "--records", "12", "--raw-gib", "0.002", "--classes", "3",
+            "--pool", "4", "--workers", "1"]
+    lines = [json.loads(line) for line in run(*args).stdout.splitlines()]
+    assert [r["step"] for r in lines] == ["jpeg_12", "db_12", "raw_0.002"]
+    assert all(r["seconds"] > 0 and r["records_per_s"] > 0 for r in lines)
+    meta = json.loads((tmp_path / "db_12" / "crossbow_meta.json").read_text())
+    assert (meta["records"], meta["encoded"], meta["labels"]) == (12, 12, [0, 2])
+    raw = json.loads((tmp_path / "raw_0.002" / "crossbow_meta.json").read_text())
+    assert lines[2]["records"] == raw["records"] >= 3 and raw["encoded"] == 0
+    again = run(*args)
+    assert again.stdout == "" and again.stderr.count("kept from an earlier run") == 3
+
+
+def test_bench_imagenet_startup_and_cold_runs_on_given_dbs(tmp_path):
+    db = tmp_path / "raw"
+    run(os.path.join(SCRIPTS, "make_imagenet_like.py"), "--raw-db", str(db), "--gib", "0.003",
+        "--classes", "3", "--pool", "4", "--shorter", "40")
+    records = len(list(convert.records(db)))
+    # --warm: a test must not drop the page cache of a shared machine; the DB's own pages are
+    # evicted instead, so that the first run reads them from disk through LMDB's map.
+    with open(db / "data.mdb", "rb") as f:
+        os.fsync(f.fileno())
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    out = run(os.path.join(SCRIPTS, "bench_data.py"), "imagenet", "--startup-db", str(db),
+              "--cold-db", str(db), "--cold-images", "40", "--batch", "8", "--warm")
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["bench"] for r in lines] == ["data_imagenet_startup"] + ["data_imagenet_cold"] * 2
+    startup, random, block = lines
+    assert startup["records"] == records and startup["cpu"] and startup["cold"] is False
+    assert 0 < startup["first_batch"]["first_batch_after_imports_s"] < \
+        startup["first_batch"]["first_batch_s"]
+    assert startup["first_batch"]["rss_mb"] > 0
+    assert startup["first_batch"]["read_mb_first_batch"] > 0, "LMDB's page faults not counted"
+    index = startup["index"]
+    assert index["counter"]["records"] == index["listed"]["records"] == records
+    # The native library is loaded before the heap is measured: a few keys take well under 1 MB.
+    assert all(0 <= i["index_mb"] < 1 and i["seconds"] > 0 for i in index.values())
+    assert (random["order"], random["block_records"]) == ("random", 0)
+    assert block["order"] == "block" and block["block_records"] >= 16
+    assert all(r["images"] >= 40 and r["images_per_s"] > 0 and r["read_mb"] >= 0
+               for r in (random, block))
+
+
+def test_cold_runs_refuse_where_the_page_cache_cannot_be_dropped(monkeypatch):
+    sys.path.insert(0, SCRIPTS)
+    try:
+        import bench_imagenet
+    finally:
+        sys.path.pop(0)
+    monkeypatch.setattr(bench_imagenet, "drop_caches", lambda: False)
+    with pytest.raises(SystemExit, match="needs root"):
+        bench_imagenet.main(["--cold-db", "/nonexistent"])

@@ -1,6 +1,7 @@
 """Converters and the Datum codec through crossbow._C, checked against independent readers and
 writers: the protobuf and lmdb packages, Pillow, numpy."""
 import gzip
+import json
 import os
 import subprocess
 
@@ -276,3 +277,45 @@ def test_gray_and_resize_on_real_pixels(tmp_path):
     gray = colours.astype(float) @ [0.299, 0.587, 0.114]
     expected = np.repeat(np.round(gray)[None, :], 2, axis=1).repeat(2, axis=0)
     assert np.abs(pixels - expected).max() <= 1, (pixels, expected)
+
+
+def test_writer_writes_what_the_converter_writes(tmp_path):
+    root, classes = tmp_path / "images", ["cat", "dog", "emu"]
+    rng = np.random.default_rng(0)
+    for c, name in enumerate(classes):
+        (root / name).mkdir(parents=True)
+        for i, size in enumerate([(40, 30), (30, 50), (33, 33)][:c + 1]):
+            pixels = rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(root / name / f"{i}.png")
+    converted = tmp_path / "converted"
+    convert.image_folders(root, converted, shuffle=True, resize_shorter=20, progress=False)
+    records = read_db(converted)
+    with convert.Writer(tmp_path / "written", len(records), progress=False,
+                        class_names=classes) as writer:
+        for key, d in records:
+            writer.write(key, d["data"], channels=d["channels"], height=d["height"],
+                         width=d["width"], label=d["label"])
+    assert writer.summary["written"] == len(records) == 6
+    assert read_db(tmp_path / "written") == records
+    for name in ("crossbow_meta.json", "labels.txt"):
+        assert (tmp_path / "written" / name).read_text() == (converted / name).read_text()
+    with pytest.raises(ValueError, match="record writer is closed"):
+        writer.write("x", b"", channels=1, height=1, width=1, label=0)
+
+
+def meta_bytes(label):
+    return _native.load().serialize_datum(3, 1, 2, bytes(6), label)
+
+
+def test_writer_leaves_nothing_when_abandoned(tmp_path):
+    with pytest.raises(RuntimeError, match="stop"):
+        with convert.Writer(tmp_path / "db", 2, progress=False) as writer:
+            writer.write("00000000", b"\x01\x02", channels=1, height=1, width=2, label=4)
+            raise RuntimeError("stop")
+    assert os.listdir(tmp_path) == []
+    with convert.Writer(tmp_path / "db", 1, progress=False) as writer:
+        writer.write("00000000", bytes(6), channels=3, height=1, width=2, label=7)
+    with pytest.raises(RuntimeError, match="already exists"):
+        convert.Writer(tmp_path / "db", 1, progress=False)
+    meta = json.loads((tmp_path / "db" / "crossbow_meta.json").read_text())
+    assert (meta["records"], meta["labels"], meta["bytes"]) == (1, [7, 7], len(meta_bytes(7)))
