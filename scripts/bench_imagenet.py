@@ -3,12 +3,15 @@ JPEGs of scripts/make_imagenet_like.py (made once under --scratch), against torc
 ImageFolder + DataLoader with the same transforms in the same run (the peer Python of
 scripts/peer.py; skipped, saying why, where it cannot import torch).
 
-Workloads (images/s per decode core, medians of --rounds):
-  jpeg-full    original JPEGs -> RandomResizedCrop 224 + flip + normalise, full decode
-  jpeg-reduced the same with reduced-size JPEG decoding (Crossbow only)
-  raw160-S     raw records at shorter side 160 -> RandomResizedCrop S (S = 128, 160, 192)
-and, for the raw-160 DB: time to the first batch and peak RSS of a fresh process, and with
---cold (root: it drops the page cache) throughput from a cold cache for both read orders.
+Workloads (images/s per decode core, medians of --rounds), one per storage choice of the guide:
+  jpeg-full       original JPEGs -> RandomResizedCrop 224 + flip + normalise, decoded at full
+                  resolution (the crop's region only: data/codecs/jpeg_region.cc)
+  jpeg-reduced    the same with reduced-size JPEG decoding where the crop allows
+  jpeg400-reduced JPEGs re-encoded at max side 400 (--max-side 400), as jpeg-reduced
+  raw160-S        raw records at shorter side 160 -> RandomResizedCrop S (S = 128, 160, 192)
+  raw128-128      raw records at shorter side 128 -> RandomResizedCrop 128
+and, for the raw-160 DB, the start-up line of --startup-db below (page cache kept warm), and
+with --cold (root: it drops the page cache) the lines of --cold-db below.
 
 On DBs made beforehand (scripts/make_imagenet_scale.py), instead of the above:
   --cold-db DB     from a cold page cache, per read order (random, block): images/s of 128 px
@@ -51,18 +54,6 @@ while seen < spec["images"]:
     seen += len(next(it)[1])
 print(json.dumps({"images": seen, "seconds": time.perf_counter() - start}))
 """
-
-FIRST_BATCH = r"""
-import json, sys, time
-start = time.perf_counter()
-from crossbow.data import ImageDB
-db = ImageDB(sys.argv[1], 64, preset="imagenet", input_size=128, workers=1, num_classes=1000)
-db.source.next_batch()
-# VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forked parent through exec.
-hwm = next(line for line in open("/proc/self/status") if line.startswith("VmHWM"))
-print(json.dumps({"seconds": time.perf_counter() - start, "rss_mb": int(hwm.split()[1]) / 1024}))
-"""
-
 
 # Run in a fresh process: SPEC (JSON) says the DB and what to measure; the result is a JSON line.
 # Bytes read from disk come from /proc/self/io (read_bytes: what this process made the block
@@ -148,12 +139,13 @@ def startup_runs(db, batch, cold):
 
 
 def prepare(scratch, train, scale, workers):
-    """The JPEG folders and the two DBs (original JPEGs; raw at shorter side 160)."""
+    """The JPEG folders and a DB per storage choice."""
     root = os.path.join(scratch, f"imagenet_like_{train}_{scale}")
     if not os.path.exists(os.path.join(root, "val.txt")):
         make_imagenet_like.main([root, "--train", str(train), "--val", "0", "--scale", str(scale),
                                  "--classes", str(min(1000, train)), "--workers", str(workers)])
-    dbs = {"jpeg": dict(encoded=True), "raw160": dict(resize_shorter=160)}
+    dbs = {"jpeg": dict(encoded=True), "jpeg400": dict(encoded=True, max_side=400),
+           "raw160": dict(resize_shorter=160), "raw128": dict(resize_shorter=128)}
     out = {}
     for name, flags in dbs.items():
         db = os.path.join(scratch, f"{name}_{train}_{scale}")
@@ -177,12 +169,6 @@ def peer_rate(python, folder, crop, images, batch, workers):
                          capture_output=True, text=True, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     return result["images"] / result["seconds"]
-
-
-def first_batch(db):
-    out = subprocess.run([sys.executable, "-c", FIRST_BATCH, db], capture_output=True, text=True,
-                         check=True, env={**os.environ, "GLOG_minloglevel": "1"})
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def cpu_name():
@@ -238,8 +224,10 @@ def main(argv):
         print(f"peer skipped: {e}", flush=True)
     folder, dbs = prepare(args.scratch, args.train, args.scale, os.cpu_count())
     runs = {"jpeg-full": (dbs["jpeg"], 224, dict(reduced_decode=False)),
-            "jpeg-reduced": (dbs["jpeg"], 224, {})}
+            "jpeg-reduced": (dbs["jpeg"], 224, {}),
+            "jpeg400-reduced": (dbs["jpeg400"], 224, {})}
     runs.update({f"raw160-{s}": (dbs["raw160"], s, {}) for s in (128, 160, 192)})
+    runs["raw128-128"] = (dbs["raw128"], 128, {})
     rates = {name: [] for name in runs}
     peer_rates = []
     for _ in range(args.rounds):
@@ -251,24 +239,15 @@ def main(argv):
                                         args.workers))
     results = {name: statistics.median(r) / args.workers for name, r in rates.items()}
     torchvision = statistics.median(peer_rates) / args.workers if peer_rates else None
-    print(f"{'workload':<14} {'crossbow img/s/core':>20} {'torchvision':>12}")
+    print(f"{'workload':<16} {'crossbow img/s/core':>20} {'torchvision':>12}")
     for name, ours in results.items():
-        theirs = torchvision if name == "jpeg-full" else None
-        print(f"{name:<14} {ours:>20.0f} {theirs or float('nan'):>12.0f}")
-    start = first_batch(dbs["raw160"])
-    print(f"first batch of {dbs['raw160']} ({args.train} records): {start['seconds']:.2f} s, "
-          f"peak RSS {start['rss_mb']:.0f} MB")
-    cold = {}
+        theirs = torchvision if name.startswith("jpeg-") else None
+        print(f"{name:<16} {ours:>20.0f} {theirs or float('nan'):>12.0f}")
+    startup_runs(dbs["raw160"], args.batch, cold=False)
     if args.cold:
-        for order in ("random", "block"):
-            if not drop_caches():
-                print("cold-cache runs skipped: dropping the page cache needs root")
-                break
-            cold[order] = crossbow_rate(dbs["raw160"], 128, args.images, args.batch,
-                                        args.workers, read_order=order)
-            print(f"cold cache, {order} order: {cold[order]:.0f} images/s")
+        cold_runs(dbs["raw160"], args.images, args.batch, args.workers, cold=True)
     print(json.dumps(dict(bench="data_imagenet", records=args.train, workers=args.workers,
                           cpu=cpu_name(), images_per_s_per_core=results,
-                          torchvision_images_per_s_per_core=torchvision, first_batch=start,
-                          cold=cold, peer=info, self_rss_mb=resource.getrusage(
+                          torchvision_images_per_s_per_core=torchvision, peer=info,
+                          self_rss_mb=resource.getrusage(
                               resource.RUSAGE_SELF).ru_maxrss / 1024)))

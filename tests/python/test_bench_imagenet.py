@@ -45,14 +45,20 @@ def test_bench_data_imagenet_runs_and_says_why_it_skips_the_peer(tmp_path):
               "16", "--batch", "8", "--rounds", "1", "--scratch", str(tmp_path),
               "--peer-python", str(tmp_path / "no-python"))
     assert "peer skipped: no peer Python at" in out.stdout
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert set(result["images_per_s_per_core"]) == {"jpeg-full", "jpeg-reduced", "raw160-128",
-                                                   "raw160-160", "raw160-192"}
+    lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    result = lines[-1]
+    assert set(result["images_per_s_per_core"]) == {
+        "jpeg-full", "jpeg-reduced", "jpeg400-reduced", "raw160-128", "raw160-160", "raw160-192",
+        "raw128-128"}
     assert all(rate > 0 for rate in result["images_per_s_per_core"].values())
-    assert result["first_batch"]["seconds"] > 0 and result["records"] == 24
+    assert result["records"] == 24
+    startup = next(line for line in lines if line["bench"] == "data_imagenet_startup")
+    assert startup["first_batch"]["first_batch_s"] > 0 and startup["records"] == 24
     meta = json.loads((tmp_path / "raw160_24_1.0" / "crossbow_meta.json").read_text())
     assert meta["records"] == 24
     assert min(meta["height"]["min"], meta["width"]["min"]) == 160, "shorter sides at 160"
+    meta = json.loads((tmp_path / "jpeg400_24_1.0" / "crossbow_meta.json").read_text())
+    assert max(meta["height"]["max"], meta["width"]["max"]) <= 400, "longer sides at most 400"
 
 
 def test_raw_db_is_what_convert_with_resize_shorter_and_shuffle_leaves(tmp_path):
