@@ -4,11 +4,18 @@ statistics of a DB. The work is done in C++ (the same functions as the ``crossbo
 tool); each converter prints progress on stderr and returns a summary dict: ``written``,
 ``skipped`` (a list of ``(where, reason, detail)``), ``seconds`` and ``text``.
 """
+import functools
+
 from crossbow import _native
 
-_IMAGESET_FLAGS = dict(resize_width=0, resize_height=0, resize_shorter=0, max_side=0,
-                       shuffle=False, seed=0, gray=False, encoded=False, encode_type="",
-                       check_size=False)
+
+@functools.cache
+def _imageset_flags():
+    """The imageset flags and their defaults, from the C++ ImagesetOptions (their one source),
+    less the options every converter has."""
+    options = _native.load().ImagesetOptions()
+    return {name: getattr(options, name) for name in dir(options)
+            if not name.startswith("_") and name not in ("overwrite", "progress")}
 
 
 _OURS = {"resize_shorter", "max_side"}
@@ -107,12 +114,12 @@ class Writer:
 
 def _imageset_options(flags, overwrite, progress):
     """The C++ ImagesetOptions of the flags (a TypeError names an unknown one)."""
-    unknown = sorted(set(flags) - set(_IMAGESET_FLAGS))
+    known = _imageset_flags()
+    unknown = sorted(set(flags) - set(known))
     if unknown:
-        raise TypeError(f"unknown imageset flags {unknown}; known: {sorted(_IMAGESET_FLAGS)}")
+        raise TypeError(f"unknown imageset flags {unknown}; known: {sorted(known)}")
     options = _native.load().ImagesetOptions()
-    for name, value in dict(_IMAGESET_FLAGS, **flags, overwrite=overwrite,
-                            progress=progress).items():
+    for name, value in dict(known, **flags, overwrite=overwrite, progress=progress).items():
         setattr(options, name, value)
     return options
 
@@ -132,7 +139,7 @@ def add_parser(subparsers):
     q = writer("imageset", "ROOT/ LISTFILE DB, or --by_folder ROOT/ DB (as convert_imageset)")
     q.add_argument("paths", nargs="+", metavar="PATH")
     q.add_argument("--by_folder", action="store_true", help="one class per sub-folder of ROOT")
-    for flag, default in _IMAGESET_FLAGS.items():
+    for flag, default in _imageset_flags().items():
         kind = {bool: None, int: int, str: str}[type(default)]
         # Caffe's flags are spelt with underscores; crossbow's own take hyphens too.
         names = [f"--{flag}"] + ([f"--{flag.replace('_', '-')}"] if flag in _OURS else [])
@@ -188,7 +195,7 @@ def _write(args):
 
 
 def _run_imageset(args):
-    flags = {k: getattr(args, k) for k in _IMAGESET_FLAGS}
+    flags = {k: getattr(args, k) for k in _imageset_flags()}
     want = 2 if args.by_folder else 3
     if len(args.paths) != want:
         usage = "ROOT/ DB" if args.by_folder else "ROOT/ LISTFILE DB"
