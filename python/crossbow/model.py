@@ -52,17 +52,13 @@ def check_labels(labels, n, num_classes=None):
 class Model:
     """A builder's net compiled into one C++ learner (created on first use)."""
 
-    def __init__(self, builder, lr=None, momentum=None, weight_decay=None, nesterov=None,
-                 seed=None, threads=1, device="cpu", precision=None, label_smoothing=None,
-                 bias_decay=None, **optimizer):
-        """``optimizer``: to_spec's optimiser keywords (optimizer, momentum_convention, betas,
-        eps, lookahead_k, lookahead_alpha). None takes the option table's library default
-        (builder.library_defaults), which leaves out weight decay unless asked."""
+    def __init__(self, builder, **options):
+        """``options``: ModelBuilder.to_spec's (lr, momentum, weight_decay, nesterov, seed,
+        threads, device, precision, label_smoothing, bias_decay and the optimiser's), with its
+        defaults: where None, the option table's library default, which leaves out weight decay
+        unless asked."""
         self.builder = builder
-        self.spec = builder.to_spec(lr=lr, momentum=momentum, weight_decay=weight_decay,
-                                    nesterov=nesterov, seed=seed, threads=threads, device=device,
-                                    precision=precision, label_smoothing=label_smoothing,
-                                    bias_decay=bias_decay, **optimizer)
+        self.spec = builder.to_spec(**options)
         self.input_shape = tuple(builder.input_shape)
         self.num_classes = builder.num_classes
         self._learner = None
