@@ -119,9 +119,11 @@ def read_runs(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def plot(runs, targets, output):
+def plot(runs, targets, output,
+         title="ResNet-20 on CIFAR-10: time to accuracy, Crossbow (solid) and PyTorch (dashed)"):
     """Test accuracy against training time and against epochs, every run of both sides (Crossbow
-    solid, PyTorch dashed), the targets dotted; writes the PNG `output` and returns it."""
+    solid, PyTorch dashed), the targets dotted, under `title`; writes the PNG `output` and
+    returns it."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -142,7 +144,7 @@ def plot(runs, targets, output):
         ax.set_ylabel("test top-1 (%)")
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize="small")
-    fig.suptitle("ResNet-20 on CIFAR-10: time to accuracy, Crossbow (solid) and PyTorch (dashed)")
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(output, dpi=100)
     plt.close(fig)
