@@ -40,8 +40,10 @@ def resolve(net, classes, input_size):
             "params": builder.num_params(), "multiply_adds": multiply_adds(builder)}
 
 
-def check_twin(spec, peer_params):
-    """Stops the benchmark where the peer's twin is not Crossbow's net (another parameter count)."""
-    if peer_params != spec["params"]:
-        raise RuntimeError(f"the peer's twin of {spec['net']} has {peer_params:,} parameters, "
-                           f"Crossbow's {spec['params']:,}: not the same net")
+def check_params(spec, params, who):
+    """Stops the benchmark where the net `who` ("crossbow", "torch") ran is not the one
+    resolved (another parameter count): the peer's twin is another net, or a side built
+    another."""
+    if params != spec["params"]:
+        raise RuntimeError(f"the {who} side ran a net of {params:,} parameters where "
+                           f"Crossbow's {spec['net']} has {spec['params']:,}: not the same net")

@@ -73,7 +73,7 @@ def crossbow_worker(w):
         times.append(time.perf_counter() - t)
     stats = model.memory_stats()
     return {"times": times, "planned_bytes": stats["planned_bytes"],
-            "unplanned_bytes": stats["unplanned_bytes"]}
+            "unplanned_bytes": stats["unplanned_bytes"], "params": model.num_params()}
 
 
 def torch_worker(w):
@@ -207,11 +207,11 @@ def main():
                             iters=args.iters or iterations(b, net["multiply_adds"], reference))
                 res = run_worker(kind, work, args.peer_python)
                 results[b, p][mode or kind].append(statistics.median(res["times"]))
+                bench_nets.check_params(net, res["params"], kind)
                 if kind == "crossbow":
                     results[b, p]["memory"] = (res["planned_bytes"], res["unplanned_bytes"])
                     continue
                 first_steps[mode].append(res["first_step_s"])
-                bench_nets.check_twin(net, res["params"])
                 if res["threads"] != args.threads:
                     raise RuntimeError(f"the peer runs {res['threads']} threads, not "
                                        f"{args.threads}")
