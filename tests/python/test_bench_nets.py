@@ -38,6 +38,14 @@ def test_every_zoo_net_has_a_twin():
     assert set(torch_zoo.TWINS) == set(nets.NAMES)
 
 
+@pytest.mark.parametrize("size", [None, 96])
+def test_the_peers_input_shape_is_crossbows(size):
+    """torch_zoo.shape, the peer's own account of each net's input, against the zoo's."""
+    for net in torch_zoo.TWINS:
+        given = size if net in nets.IMAGENET else None
+        assert torch_zoo.shape(net, given) == bench_nets.resolve(net, 10, given)["shape"], net
+
+
 def test_resolve_gives_the_shape_parameters_and_cost_of_the_size_asked_for():
     r18 = bench_nets.resolve("resnet18", 10, 128)
     assert r18["shape"] == [3, 128, 128] and r18["params"] == 11_181_642
@@ -88,10 +96,10 @@ def test_a_net_it_cannot_compare_is_refused_before_any_work(tmp_path, flags, say
     assert says in run.stderr and "Traceback" not in run.stderr, run.stderr
 
 
-def crossbow_worker(net, size, batch=2):
-    work = dict(bench_nets.resolve(net, 10, size), batch=batch, threads=1, precision="fp32",
-                mode=None, iters=1)
-    run = subprocess.run(STEP + ["--worker", "crossbow", "--spec", json.dumps(work)],
+def crossbow_worker(net, size):
+    flags = ["--input-size", str(size)] if size else []
+    run = subprocess.run(STEP + ["--worker", "crossbow", "--net", net, "--batches", "2",
+                                 "--iters", "1"] + flags,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
