@@ -144,3 +144,48 @@ def test_a_tiny_run_against_the_peer_names_net_and_size():
     assert (line["net"], line["input_size"], line["classes"], line["batch"]) == (
         "resnet18", 32, 5, 2)
     assert line["best_mode"] == "eager" and line["ratio_vs_best"] > 0
+
+
+TRAIN = [sys.executable, os.path.join(SCRIPTS, "bench_train.py")]
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["hardware", "--net", "resnet99"], "net 'resnet99' has no PyTorch twin"),
+    (["hardware", "--net", "lenet"], "bench_train hardware runs the nets of preset cifar (on "
+                                     "CIFAR-10) and imagenet (on Imagenette); lenet's preset is "
+                                     "mnist"),
+    (["hardware", "--net", "resnet18", "--input-size", "32"],
+     "input_size (--input-size) must be in [64, 224], got 32"),
+    (["compare", "--net", "resnet50"], "--net, --input-size and --images are for hardware")])
+def test_train_refuses_a_net_it_cannot_run_before_any_work(tmp_path, flags, says):
+    run = subprocess.run(TRAIN + flags + ["--work", str(tmp_path / "work"), "--peer-python",
+                                          str(tmp_path / "nowhere")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2, run.stderr
+    assert says in run.stderr and "Traceback" not in run.stderr, run.stderr
+    assert not (tmp_path / "work").exists()
+
+
+def test_train_hardware_runs_an_imagenet_net_on_a_jpeg_folder(tmp_path):
+    """ResNet-18 at 64 px with the imagenet preset on the bundled CIFAR sample's JPEGs, one
+    learner and the peer at batch 2, 5 s each: each side ran the net asked for (the peer's
+    parameter count checked), and the JSON lines name it."""
+    if not has_peer():
+        pytest.skip(f"no peer venv with torch and torchvision at {peer.default_python()} "
+                    "(scripts/setup_peer.sh)")
+    run = subprocess.run(TRAIN + ["hardware", "--net", "resnet18", "--input-size", "64",
+                                  "--images", os.path.join(ROOT, "data", "samples", "cifar10"),
+                                  "--work", str(tmp_path), "--seconds", "5", "--rounds", "1",
+                                  "--peer-batches", "2", "--modes", "eager", "--workers", "1",
+                                  "--threads", "1", "--learners", "1"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = [json.loads(x) for x in run.stdout.splitlines() if x.startswith("{")]
+    assert {"peer": "hardware", "batch": 2, "peer_mode": "eager", "params": 11_181_642}.items() \
+        <= next(x for x in lines if "params" in x).items()
+    final = [x for x in lines if x.get("bench") == "train_hardware"]
+    assert [x["rate"] for x in final] == ["steady", "overall"]
+    assert {(x["net"], x["input_size"], x["classes"]) for x in final} == {("resnet18", 64, 10)}
+    assert final[1]["crossbow"] > 0 and final[1]["ratio_vs_b2_eager"] > 0
+    assert (tmp_path / "cifar10_encoded_train_lmdb" / "data.mdb").is_file()
+    assert "\nresnet18 at 64 px, " in run.stdout
