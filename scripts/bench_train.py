@@ -201,13 +201,17 @@ def hardware(args, net, folder, dbs):
             for name in ["crossbow_b16"] + [f"torch_b{b}_{m}" for b, m in peers]}
     for r in range(args.rounds):
         metrics = os.path.join(args.work, f"hw{r}.jsonl")
-        result = crossbow.Trainer(net=net["net"], input_size=net["input_size"],
-                                  num_classes=net["classes"], train_db=dbs["train"], batch_size=16,
-                                  learners=args.learners, sync="sma", time_limit=args.seconds, lr=0.1,
-                                  workers=args.workers, metrics=metrics, log_every=10,
-                                  precision=args.precision, progress=False).fit()
+        trainer = crossbow.Trainer(
+            net=net["net"], input_size=net["input_size"], num_classes=net["classes"],
+            train_db=dbs["train"], batch_size=16, learners=args.learners, sync="sma",
+            time_limit=args.seconds, lr=0.1, workers=args.workers, metrics=metrics,
+            log_every=10, precision=args.precision, progress=False)
+        built = trainer.builder
+        bench_nets.check_params(net, built.num_params(), "crossbow")
+        result = trainer.fit()
         print(json.dumps({"round": r, "autotune": result["autotune"],
-                          "learners": result["learners_per_device"]}), flush=True)
+                          "learners": result["learners_per_device"],
+                          "input": list(built.shapes[built.input_name][1:])}), flush=True)
         # Overall: the trainer's images over its elapsed time, the autotuner's trials in both.
         ours = rates(crossbow_log(metrics, 16), 0, args.window)[0], result["images_per_s"]
         for name, (steady, overall) in [("crossbow_b16", ours)] + [

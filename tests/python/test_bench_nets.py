@@ -183,6 +183,7 @@ def test_train_hardware_runs_an_imagenet_net_on_a_jpeg_folder(tmp_path):
     lines = [json.loads(x) for x in run.stdout.splitlines() if x.startswith("{")]
     assert {"peer": "hardware", "batch": 2, "peer_mode": "eager", "params": 11_181_642}.items() \
         <= next(x for x in lines if "params" in x).items()
+    assert next(x for x in lines if "autotune" in x)["input"] == [3, 64, 64]
     final = [x for x in lines if x.get("bench") == "train_hardware"]
     assert [x["rate"] for x in final] == ["steady", "overall"]
     assert {(x["net"], x["input_size"], x["classes"]) for x in final} == {("resnet18", 64, 10)}
