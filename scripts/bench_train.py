@@ -9,7 +9,8 @@
               ../shared/data, converted once into an encoded LMDB in crossbow reproduce's
               cache) with the `imagenet` preset, the peer torchvision's twin reading the same
               JPEGs (scripts/torch_imagenette.py); --images FOLDER (train/ of one class per
-              sub-folder) in place of either data set.
+              sub-folder) in place of either data set; --learners N in place of the
+              autotuner's choice.
   statistical time to accuracy on the full CIFAR-10 (scripts/tta.py): ResNet-20, each side's
               recipes of a stated sweep (scripts/tta_recipes.py: four a side, PyTorch's in
               every --modes configuration) up to --targets (default 80% and 85%) within
@@ -213,7 +214,11 @@ def hardware(args, net, folder, dbs):
                           "learners": result["learners_per_device"],
                           "input": list(built.shapes[built.input_name][1:])}), flush=True)
         # Overall: the trainer's images over its elapsed time, the autotuner's trials in both.
-        ours = rates(crossbow_log(metrics, 16), 0, args.window)[0], result["images_per_s"]
+        log = crossbow_log(metrics, 16)
+        if not log:
+            raise RuntimeError(f"Crossbow logged no metrics record (one each 10 iterations) in "
+                               f"--seconds {args.seconds:g} after autotuning: give it more")
+        ours = rates(log, 0, args.window)[0], result["images_per_s"]
         for name, (steady, overall) in [("crossbow_b16", ours)] + [
                 (f"torch_b{b}_{m}", peer_rates(args, net, folder, b, m)) for b, m in peers]:
             rows[name]["steady"].append(steady)
