@@ -37,6 +37,7 @@ import time
 
 import bench_nets
 import peer
+import torch_zoo
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # ResNet-32's iterations per round at each batch; other nets scale them by their multiply-adds.
@@ -107,13 +108,17 @@ def torch_worker(w):
 
 
 def run_worker(kind, work, peer_python):
-    """One measurement in its own process: `work` is the worker's spec (net, shape, batch,
-    iters, threads, precision, and the peer's mode)."""
+    """One measurement in its own process, `work` its spec (the worker's keys below)."""
     env = dict(os.environ, OMP_NUM_THREADS=str(work["threads"]))
     python = sys.executable
+    cmd = [os.path.abspath(__file__), "--worker", kind, "--net", work["net"], "--classes",
+           str(work["classes"]), "--batches", str(work["batch"]), "--threads",
+           str(work["threads"]), "--precisions", work["precision"], "--iters", str(work["iters"])]
+    cmd += ["--input-size", str(work["input_size"])] if work["input_size"] else []
     if kind == "torch":
         python, env = peer_python, peer.env(env)
-    cmd = [python, os.path.abspath(__file__), "--worker", kind, "--spec", json.dumps(work)]
+        cmd += ["--modes", work["mode"]]
+    cmd = [python] + cmd
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         raise RuntimeError(f"{kind} worker failed (batch {work['batch']}):\n"
@@ -175,12 +180,17 @@ def main():
                     help="timed iterations per round (default: ITERS scaled by the net's cost)")
     bench_nets.add_arguments(ap)
     peer.add_argument(ap)
-    ap.add_argument("--worker", choices=["crossbow", "torch"], help=argparse.SUPPRESS)
-    ap.add_argument("--spec", help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=["crossbow", "torch"],
+                    help="one measurement of one side, at the first of --batches, --precisions "
+                         "and --modes (--iters by default ITERS, unscaled); prints JSON")
     args = ap.parse_args()
 
     if args.worker:
-        work = json.loads(args.spec)
+        b = args.batches[0]
+        work = dict(net=args.net, classes=args.classes, input_size=args.input_size, batch=b,
+                    threads=args.threads, precision=args.precisions[0], mode=args.modes[0],
+                    iters=args.iters or ITERS.get(b, 3),
+                    shape=torch_zoo.shape(args.net, args.input_size))
         print(json.dumps((crossbow_worker if args.worker == "crossbow" else torch_worker)(work)))
         return
 

@@ -26,10 +26,11 @@ def _twins(name):
     return make
 
 
+RESNET_D = ("resnet18d", "resnet50d", "resnet18d_maxblur", "resnet50d_maxblur")
+IMAGENET = ("resnet18", "resnet34", "resnet50") + RESNET_D
 TWINS = {**{f"resnet{d}": _cifar(d) for d in (20, 32, 56, 110)},
-         **{n: _torchvision(n) for n in ("resnet18", "resnet34", "resnet50")},
-         **{n: _twins(n) for n in ("vgg16", "lenet", "resnet18d", "resnet50d",
-                                   "resnet18d_maxblur", "resnet50d_maxblur")}}
+         **{n: _torchvision(n) for n in IMAGENET[:3]},
+         **{n: _twins(n) for n in ("vgg16", "lenet") + RESNET_D}}
 
 
 def check(net):
@@ -43,6 +44,16 @@ def twin(net, classes):
     """The PyTorch model of zoo net `net` with `classes` outputs."""
     check(net)
     return TWINS[net](classes)
+
+
+def shape(net, input_size=None):
+    """The input [C, H, W] of the net, as Crossbow's zoo has it (the peer cannot ask it):
+    ImageNet nets 224 px unless `input_size`, LeNet 1x28x28, the others 3x32x32."""
+    check(net)
+    if net == "lenet":
+        return [1, 28, 28]
+    side = (input_size or 224) if net in IMAGENET else 32
+    return [3, side, side]
 
 
 def param_count(model):
