@@ -40,10 +40,13 @@ def resolve(net, classes, input_size):
             "params": builder.num_params(), "multiply_adds": multiply_adds(builder)}
 
 
-def check_params(spec, params, who):
+def check_params(spec, params, who, shape=None):
     """Stops the benchmark where the net `who` ("crossbow", "torch") ran is not the one
-    resolved (another parameter count): the peer's twin is another net, or a side built
-    another."""
+    resolved (another parameter count: the peer's twin is another net, or a side built
+    another), or, where `shape` is given, ran on inputs of another [C, H, W]."""
     if params != spec["params"]:
         raise RuntimeError(f"the {who} side ran a net of {params:,} parameters where "
                            f"Crossbow's {spec['net']} has {spec['params']:,}: not the same net")
+    if shape is not None and list(shape) != spec["shape"]:
+        raise RuntimeError(f"the {who} side ran {spec['net']} on inputs of {list(shape)}, not "
+                           f"{spec['shape']}")

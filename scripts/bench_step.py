@@ -74,7 +74,8 @@ def crossbow_worker(w):
         times.append(time.perf_counter() - t)
     stats = model.memory_stats()
     return {"times": times, "planned_bytes": stats["planned_bytes"],
-            "unplanned_bytes": stats["unplanned_bytes"], "params": model.num_params()}
+            "unplanned_bytes": stats["unplanned_bytes"], "params": model.num_params(),
+            "input": list(x.shape[1:])}
 
 
 def torch_worker(w):
@@ -104,7 +105,7 @@ def torch_worker(w):
         step()
     times = [timed(step) for _ in range(w["iters"])]
     return {"times": times, "threads": torch.get_num_threads(), "first_step_s": first_s,
-            "params": params}
+            "params": params, "input": list(x.shape[1:])}
 
 
 def run_worker(kind, work, peer_python):
@@ -217,7 +218,7 @@ def main():
                             iters=args.iters or iterations(b, net["multiply_adds"], reference))
                 res = run_worker(kind, work, args.peer_python)
                 results[b, p][mode or kind].append(statistics.median(res["times"]))
-                bench_nets.check_params(net, res["params"], kind)
+                bench_nets.check_params(net, res["params"], kind, res["input"])
                 if kind == "crossbow":
                     results[b, p]["memory"] = (res["planned_bytes"], res["unplanned_bytes"])
                     continue

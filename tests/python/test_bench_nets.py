@@ -74,6 +74,10 @@ def test_a_side_that_ran_another_net_stops_the_run():
     with pytest.raises(RuntimeError, match="the torch side ran a net of 464,154 parameters where "
                                            "Crossbow's resnet18 has 11,181,642"):
         bench_nets.check_params(r18, 464_154, "torch")
+    with pytest.raises(RuntimeError, match=r"the crossbow side ran resnet18 on inputs of "
+                                           r"\[3, 224, 224\], not \[3, 32, 32\]"):
+        bench_nets.check_params(r18, 11_181_642, "crossbow", (3, 224, 224))
+    bench_nets.check_params(r18, 11_181_642, "crossbow", (3, 32, 32))
 
 
 def test_summary_names_net_size_and_classes():
@@ -108,6 +112,7 @@ def crossbow_worker(net, size):
 def test_the_crossbow_worker_runs_the_net_and_size_asked_for():
     runs = [crossbow_worker("resnet18", size) for size in (32, 64, 128)]
     assert [r["params"] for r in runs] == [11_181_642] * 3 and len(runs[0]["times"]) == 1
+    assert [r["input"] for r in runs] == [[3, s, s] for s in (32, 64, 128)]
     # Planned bytes: the parameters' buffers, the same at every size, plus activations, which
     # grow with the pixels, 4x from one size to the next (4.7 as the planner shares buffers;
     # the same at every size where the size were ignored).
