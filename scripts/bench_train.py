@@ -208,7 +208,8 @@ def hardware(args, net, folder, dbs):
             time_limit=args.seconds, lr=0.1, workers=args.workers, metrics=metrics,
             log_every=10, precision=args.precision, progress=False)
         built = trainer.builder
-        bench_nets.check_params(net, built.num_params(), "crossbow")
+        bench_nets.check_params(net, built.num_params(), "crossbow",
+                                built.shapes[built.input_name][1:])
         result = trainer.fit()
         print(json.dumps({"round": r, "autotune": result["autotune"],
                           "learners": result["learners_per_device"],
