@@ -106,7 +106,7 @@ while True:
         images += len(y)
         log.append((time.perf_counter() - start, images))
         if log[-1][0] >= spec["seconds"]:
-            print(json.dumps({"log": log})); sys.exit(0)
+            print(json.dumps({"log": log, "input": list(x.shape[1:])})); sys.exit(0)
 '''
 
 
@@ -191,7 +191,7 @@ def peer_rates(args, net, folder, batch, mode):
                 classes=net["classes"], shape=net["shape"], imagenet=net["imagenet"])
     about, lines = peer.run(args, ["-c", PEER], spec,
                             {"peer": "hardware", "batch": batch, "peer_mode": mode})
-    bench_nets.check_params(net, about["params"], "torch")
+    bench_nets.check_params(net, about["params"], "torch", lines[-1]["input"])
     return rates(lines[-1]["log"], 0, args.window)
 
 
