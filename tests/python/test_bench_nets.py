@@ -171,14 +171,19 @@ def test_train_refuses_a_net_it_cannot_run_before_any_work(tmp_path, flags, says
     assert not (tmp_path / "work").exists()
 
 
-def test_train_hardware_runs_an_imagenet_net_on_a_jpeg_folder(tmp_path):
-    """ResNet-18 at 64 px with the imagenet preset on the bundled CIFAR sample's JPEGs, one
-    learner and the peer at batch 2, 5 s each: each side ran the net asked for (the peer's
-    parameter count checked), and the JSON lines name it."""
+@pytest.mark.parametrize("net, size, params, db", [
+    ("resnet18", 64, 11_181_642, "cifar10_encoded_train_lmdb"),
+    ("resnet32", None, 464_154, "cifar10_train_lmdb")])
+def test_train_hardware_runs_the_net_asked_for_on_a_jpeg_folder(tmp_path, net, size, params, db):
+    """On the bundled CIFAR sample's JPEGs, one learner and the peer at batch 2, 5 s each:
+    ResNet-18 at 64 px with the imagenet preset (an encoded LMDB, the peer decoding the JPEGs),
+    ResNet-32 as the CIFAR runs (raw pixels). Each side ran the net and size asked for (their
+    parameter counts and input shapes checked), and the JSON lines name them."""
     if not has_peer():
         pytest.skip(f"no peer venv with torch and torchvision at {peer.default_python()} "
                     "(scripts/setup_peer.sh)")
-    run = subprocess.run(TRAIN + ["hardware", "--net", "resnet18", "--input-size", "64",
+    flags = ["--input-size", str(size)] if size else []
+    run = subprocess.run(TRAIN + ["hardware", "--net", net, *flags,
                                   "--images", os.path.join(ROOT, "data", "samples", "cifar10"),
                                   "--work", str(tmp_path), "--seconds", "5", "--rounds", "1",
                                   "--peer-batches", "2", "--modes", "eager", "--workers", "1",
@@ -186,12 +191,13 @@ def test_train_hardware_runs_an_imagenet_net_on_a_jpeg_folder(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     lines = [json.loads(x) for x in run.stdout.splitlines() if x.startswith("{")]
-    assert {"peer": "hardware", "batch": 2, "peer_mode": "eager", "params": 11_181_642}.items() \
+    assert {"peer": "hardware", "batch": 2, "peer_mode": "eager", "params": params}.items() \
         <= next(x for x in lines if "params" in x).items()
-    assert next(x for x in lines if "autotune" in x)["input"] == [3, 64, 64]
+    side = size or 32
+    assert next(x for x in lines if "autotune" in x)["input"] == [3, side, side]
     final = [x for x in lines if x.get("bench") == "train_hardware"]
     assert [x["rate"] for x in final] == ["steady", "overall"]
-    assert {(x["net"], x["input_size"], x["classes"]) for x in final} == {("resnet18", 64, 10)}
+    assert {(x["net"], x["input_size"], x["classes"]) for x in final} == {(net, side, 10)}
     assert final[1]["crossbow"] > 0 and final[1]["ratio_vs_b2_eager"] > 0
-    assert (tmp_path / "cifar10_encoded_train_lmdb" / "data.mdb").is_file()
-    assert "\nresnet18 at 64 px, " in run.stdout
+    assert (tmp_path / db / "data.mdb").is_file()
+    assert f"\n{net} at {side} px, " in run.stdout
