@@ -1,6 +1,15 @@
 #!/usr/bin/env python3
-"""Benchmark: one learner's forward+backward+update time per iteration, ResNet-32, against
-PyTorch on the same machine, same architecture, same thread count, rounds interleaved.
+"""Benchmark: one learner's forward+backward+update time per iteration of a zoo net (--net,
+default ResNet-32 on 32x32 CIFAR inputs), against PyTorch on the same machine, same
+architecture, same thread count, rounds interleaved.
+
+The peer's net is its twin (scripts/torch_zoo.py): torch_resnet.py's CIFAR ResNets,
+torchvision.models.resnet18/34/50(num_classes=--classes) for the ImageNet ResNets (the same
+nets as Crossbow's: parameter counts equal), torch_twins.py's VGG-16, LeNet and ResNet-D; each
+run checks that the twin has Crossbow's parameter count, and a net without a twin is refused.
+The ImageNet nets take --input-size (224 by default; 128 is Imagenette's). Iterations per round
+scale with the net's multiply-adds so that a round lasts about as long as ResNet-32's at the
+same batch (ITERS: ResNet-32's iterations per batch), at least one; --iters fixes them.
 
 Each measurement runs in its own process: Crossbow's under this interpreter, PyTorch's under
 --peer-python (scripts/peer.py: the venv of scripts/setup_peer.sh, current PyTorch from
@@ -8,11 +17,14 @@ PyPI), once per peer mode: eager, channels_last and torch.compile (its first
 step, the compile, is reported apart and never timed), in each of --precisions: fp32, and
 bf16 where the CPU runs it (Crossbow's precision bf16: convolutions in bfloat16; PyTorch's
 torch.autocast("cpu", torch.bfloat16) around the forward pass and loss). Prints the peer it
-used, a table (medians, min-max) and JSON lines, one per batch and precision, with Crossbow's
-ratio against each mode of the same precision and the best, and Crossbow's bf16 speed-up.
+used, a table (medians, min-max) and JSON lines, one per batch and precision, naming the net
+and input size, with Crossbow's ratio against each mode of the same precision and the best,
+and Crossbow's bf16 speed-up.
 
-    python3 scripts/bench_step.py [--batches 1 16 64] [--rounds 5] [--threads 1]
+    python3 scripts/bench_step.py [--net resnet32] [--input-size N] [--classes 10]
+        [--batches 1 16 64] [--rounds 5] [--threads 1] [--iters N]
         [--peer-python PATH] [--modes eager channels_last compile] [--precisions fp32 bf16]
+    python3 scripts/bench_step.py --net resnet50 --input-size 128 --batches 16
 """
 
 import argparse
@@ -23,81 +35,104 @@ import subprocess
 import sys
 import time
 
+import bench_nets
 import peer
+import torch_zoo
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# ResNet-32's iterations per round at each batch; other nets scale them by their multiply-adds.
 ITERS = {1: 40, 4: 20, 16: 8, 32: 5, 64: 3, 128: 2}
 
 
-def crossbow_worker(batch, iters, threads, precision):
+def iterations(batch, multiply_adds, reference):
+    """Timed iterations per round: ResNet-32's at `batch` (3 where the table has none) times
+    `reference` (ResNet-32's multiply-adds) over the net's, at least one."""
+    return max(1, round(ITERS.get(batch, 3) * reference / multiply_adds))
+
+
+def warmups(iters):
+    """Untimed steps before the timed ones: 3, fewer where a round has a single timed step."""
+    return min(3, iters + 1)
+
+
+def crossbow_worker(w):
     import numpy as np
     import crossbow.nets
 
-    model = crossbow.nets.build("resnet32", 10, threads=threads, lr=0.05, momentum=0.9,
-                                weight_decay=1e-4, seed=1, precision=precision)
+    model = crossbow.nets.build(w["net"], w["classes"], w["input_size"], threads=w["threads"],
+                                lr=0.05, momentum=0.9, weight_decay=1e-4, seed=1,
+                                precision=w["precision"])
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((batch, 3, 32, 32), dtype=np.float32)
-    y = rng.integers(0, 10, batch).astype(np.int32)
-    for _ in range(3):
+    x = rng.standard_normal((w["batch"], *w["shape"]), dtype=np.float32)
+    y = rng.integers(0, w["classes"], w["batch"]).astype(np.int32)
+    for _ in range(warmups(w["iters"])):
         model.step(x, y)
     times = []
-    for _ in range(iters):
+    for _ in range(w["iters"]):
         t = time.perf_counter()
         model.step(x, y)
         times.append(time.perf_counter() - t)
     stats = model.memory_stats()
     return {"times": times, "planned_bytes": stats["planned_bytes"],
-            "unplanned_bytes": stats["unplanned_bytes"]}
+            "unplanned_bytes": stats["unplanned_bytes"], "params": model.num_params(),
+            "input": list(x.shape[1:])}
 
 
-def torch_worker(batch, iters, threads, mode, precision):
+def torch_worker(w):
     import torch
     import torch.nn.functional as F
     from torch_modes import autocast, prepare, timed
-    from torch_resnet import cifar_resnet
+    from torch_zoo import param_count, twin
 
-    torch.set_num_threads(threads)
+    torch.set_num_threads(w["threads"])
     torch.manual_seed(1)
-    model = cifar_resnet(32)
+    model = twin(w["net"], w["classes"])
+    params = param_count(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
-    model, layout = prepare(model, mode)
-    x = layout(torch.randn(batch, 3, 32, 32))
-    y = torch.randint(0, 10, (batch,))
+    model, layout = prepare(model, w["mode"])
+    x = layout(torch.randn(w["batch"], *w["shape"]))
+    y = torch.randint(0, w["classes"], (w["batch"],))
 
     def step():
         opt.zero_grad(set_to_none=True)
-        with autocast(precision):
+        with autocast(w["precision"]):
             loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
 
     first_s = timed(step)
-    for _ in range(2):
+    for _ in range(warmups(w["iters"]) - 1):
         step()
-    times = [timed(step) for _ in range(iters)]
-    return {"times": times, "threads": torch.get_num_threads(), "first_step_s": first_s}
+    times = [timed(step) for _ in range(w["iters"])]
+    return {"times": times, "threads": torch.get_num_threads(), "first_step_s": first_s,
+            "params": params, "input": list(x.shape[1:])}
 
 
-def run_worker(kind, batch, threads, peer_python, mode, precision):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+def run_worker(kind, work, peer_python):
+    """One measurement in its own process, `work` its spec (the worker's keys below)."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(work["threads"]))
     python = sys.executable
-    cmd = [os.path.abspath(__file__), "--worker", kind, "--batches", str(batch), "--threads",
-           str(threads), "--precisions", precision]
+    cmd = [os.path.abspath(__file__), "--worker", kind, "--net", work["net"], "--classes",
+           str(work["classes"]), "--batches", str(work["batch"]), "--threads",
+           str(work["threads"]), "--precisions", work["precision"], "--iters", str(work["iters"])]
+    cmd += ["--input-size", str(work["input_size"])] if work["input_size"] else []
     if kind == "torch":
         python, env = peer_python, peer.env(env)
-        cmd += ["--modes", mode]
+        cmd += ["--modes", work["mode"]]
     cmd = [python] + cmd
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
-        raise RuntimeError(f"{kind} worker failed (batch {batch}):\n{out.stderr[-3000:]}")
+        raise RuntimeError(f"{kind} worker failed (batch {work['batch']}):\n"
+                           f"{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def summary(batch, threads, precision, crossbow_s, peer_s, memory):
+def summary(net, batch, threads, precision, crossbow_s, peer_s, memory):
     """One batch size's and precision's JSON line from per-round medians: Crossbow's step
     times, each peer mode's ({mode: [seconds]}), Crossbow's (planned, unplanned) activation
-    bytes."""
-    line = {"bench": "step", "net": "resnet32", "batch": batch, "threads": threads,
+    bytes. `net`: bench_nets.resolve's, named in the line with its input size and classes."""
+    line = {"bench": "step", "net": net["net"], "input_size": net["shape"][-1],
+            "classes": net["classes"], "batch": batch, "threads": threads,
             "precision": precision}
     for who, times in [("crossbow", crossbow_s)] + [(f"pytorch_{m}", t) for m, t in peer_s.items()]:
         line.update({f"{who}_ms_median": statistics.median(times) * 1e3,
@@ -108,8 +143,10 @@ def summary(batch, threads, precision, crossbow_s, peer_s, memory):
     return line
 
 
-def print_table(args, lines, modes):
-    print(f"\nResNet-32, forward+backward+update per iteration, {args.threads} thread(s) each "
+def print_table(args, net, lines, modes):
+    size = "x".join(map(str, net["shape"][1:]))
+    print(f"\n{net['net']} at {size}, {net['classes']} classes, forward+backward+update per "
+          f"iteration, {args.threads} thread(s) each "
           f"(the peer's torch.get_num_threads() checked), {args.rounds} interleaved rounds "
           "(median, min-max); ratio: Crossbow's images/s over the peer's")
     print(f"{'batch':>5} | {'who':>22} | {'ms':>24} | {'img/s':>8} | ratio")
@@ -140,22 +177,33 @@ def main():
                     help="the peer's configurations")
     ap.add_argument("--precisions", nargs="+", choices=["fp32", "bf16"], default=["fp32"],
                     help="both sides, each (bf16 needs a CPU with AVX512-BF16 or AMX)")
+    ap.add_argument("--iters", type=int,
+                    help="timed iterations per round (default: ITERS scaled by the net's cost)")
+    bench_nets.add_arguments(ap)
     peer.add_argument(ap)
-    ap.add_argument("--worker", choices=["crossbow", "torch"])
+    ap.add_argument("--worker", choices=["crossbow", "torch"],
+                    help="one measurement of one side, at the first of --batches, --precisions "
+                         "and --modes (--iters by default ITERS, unscaled); prints JSON")
     args = ap.parse_args()
 
     if args.worker:
-        batch = args.batches[0]
-        iters = ITERS.get(batch, 3)
-        precision = args.precisions[0]
-        res = (crossbow_worker(batch, iters, args.threads, precision)
-               if args.worker == "crossbow" else
-               torch_worker(batch, iters, args.threads, args.modes[0], precision))
-        print(json.dumps(res))
+        b = args.batches[0]
+        work = dict(net=args.net, classes=args.classes, input_size=args.input_size, batch=b,
+                    threads=args.threads, precision=args.precisions[0], mode=args.modes[0],
+                    iters=args.iters or ITERS.get(b, 3),
+                    shape=torch_zoo.shape(args.net, args.input_size))
+        print(json.dumps((crossbow_worker if args.worker == "crossbow" else torch_worker)(work)))
         return
 
     if "bf16" in args.precisions:
         peer.require_crossbow_bf16("bench_step", "--precisions")
+    try:
+        net = bench_nets.resolve(args.net, args.classes, args.input_size)
+    except ValueError as e:
+        ap.error(str(e))
+    reference = bench_nets.resolve("resnet32", 10, None)["multiply_adds"]
+    if args.iters is not None and args.iters < 1:
+        ap.error(f"--iters must be at least 1, got {args.iters}")
     info = peer.describe(args.peer_python)
     modes, notes = peer.modes(info, args.modes)
     print(peer.banner(info), *notes, sep="\n")
@@ -166,8 +214,11 @@ def main():
         for b, p in cases:
             kinds = [("crossbow", None)] + [("torch", m) for m in modes]
             for kind, mode in (kinds if r % 2 == 0 else kinds[::-1]):
-                res = run_worker(kind, b, args.threads, args.peer_python, mode, p)
+                work = dict(net, batch=b, threads=args.threads, precision=p, mode=mode,
+                            iters=args.iters or iterations(b, net["multiply_adds"], reference))
+                res = run_worker(kind, work, args.peer_python)
                 results[b, p][mode or kind].append(statistics.median(res["times"]))
+                bench_nets.check_params(net, res["params"], kind, res["input"])
                 if kind == "crossbow":
                     results[b, p]["memory"] = (res["planned_bytes"], res["unplanned_bytes"])
                     continue
@@ -179,14 +230,14 @@ def main():
                 f"{k} {results[b, p][k][-1] * 1e3:.1f} ms" for k in ["crossbow"] + modes),
                 file=sys.stderr)
 
-    lines = [summary(b, args.threads, p, results[b, p]["crossbow"],
+    lines = [summary(net, b, args.threads, p, results[b, p]["crossbow"],
                      {m: results[b, p][m] for m in modes}, results[b, p]["memory"])
              for b, p in cases]
     for line in lines:
         if line["precision"] != "fp32" and (line["batch"], "fp32") in results:
             fp32 = statistics.median(results[line["batch"], "fp32"]["crossbow"])
             line["crossbow_speedup_over_fp32"] = fp32 / (line["crossbow_ms_median"] / 1e3)
-    print_table(args, lines, modes)
+    print_table(args, net, lines, modes)
     print("peer's first step (compile included in mode compile, never timed), median s: " +
           ", ".join(f"{m} {statistics.median(first_steps[m]):.1f}" for m in modes))
     for line in lines:

@@ -3,7 +3,14 @@
 
   hardware    ResNet-32 images/s on CIFAR-10 at batch 16 with auto-tuned learners (SMA),
               against PyTorch in one process using all cores at batch 16 and 32; interleaved
-              rounds, medians of the rounds reported.
+              rounds, medians of the rounds reported. --net names another zoo net with a
+              PyTorch twin (scripts/torch_zoo.py): the CIFAR nets on CIFAR-10, the ImageNet
+              nets at --input-size (224 by default) on Imagenette (imagenette2-160 from
+              ../shared/data, converted once into an encoded LMDB in crossbow reproduce's
+              cache) with the `imagenet` preset, the peer torchvision's twin reading the same
+              JPEGs (scripts/torch_imagenette.py); --images FOLDER (train/ of one class per
+              sub-folder) in place of either data set; --learners N in place of the
+              autotuner's choice.
   statistical time to accuracy on the full CIFAR-10 (scripts/tta.py): ResNet-20, each side's
               recipes of a stated sweep (scripts/tta_recipes.py: four a side, PyTorch's in
               every --modes configuration) up to --targets (default 80% and 85%) within
@@ -21,7 +28,9 @@ Both sides alike:
               by --workers loader workers: Crossbow reads a raw-pixel LMDB (made once with
               `crossbow convert imageset --by_folder` from the JPEGs of ../shared/data) with
               that many decode threads; the peer holds the same images, decoded once, in memory
-              and augments them in a DataLoader with num_workers=--workers.
+              and augments them in a DataLoader with num_workers=--workers. ImageNet nets:
+              Crossbow decodes the JPEGs of an encoded LMDB, the peer the same JPEG files, in
+              as many workers, each with the `imagenet` preset's random-resized crop.
   precision   --precision fp32 (default) or bf16: Crossbow's --precision, and the peer's
               mixed-precision recipe, torch.autocast("cpu", torch.bfloat16) around the forward
               pass and loss (evaluation under it too).
@@ -43,6 +52,7 @@ JSON lines give Crossbow's ratio against each and against the best.
 
   python3 scripts/bench_train.py hardware --work /tmp/bench --rounds 3 --seconds 60 \
       --peer-batches 16 64 128
+  python3 scripts/bench_train.py hardware --net resnet50 --input-size 128 --peer-batches 16 64
   python3 scripts/bench_train.py statistical --work /tmp/bench [--precision bf16] [--resume]
   python3 scripts/bench_train.py statistical --work /tmp/bench --dry-run
   python3 scripts/bench_train.py compare --work /tmp/bench --seconds 150 --sweep-seconds 45
@@ -54,6 +64,7 @@ import statistics
 import sys
 import tarfile
 
+import bench_nets
 import peer
 import tta
 
@@ -65,13 +76,17 @@ import json, sys, time
 import torch, torch.nn.functional as F
 spec = json.loads(sys.argv[1])
 torch.set_num_threads(spec["threads"])
-from torch_cifar import train_loader
 from torch_modes import autocast, prepare, timed
-from torch_resnet import cifar_resnet
-
-loader = train_loader(spec["folder"], spec["work"], spec["batch"], spec["workers"])
-print(json.dumps({"threads": torch.get_num_threads(), "workers": spec["workers"]}), flush=True)
-model = cifar_resnet(32)
+from torch_zoo import param_count, twin
+if spec["imagenet"]:
+    from torch_imagenette import train_loader
+    loader = train_loader(spec["folder"], spec["shape"][-1], spec["batch"], spec["workers"])
+else:
+    from torch_cifar import train_loader
+    loader = train_loader(spec["folder"], spec["work"], spec["batch"], spec["workers"])
+model = twin(spec["net"], spec["classes"])
+print(json.dumps({"threads": torch.get_num_threads(), "workers": spec["workers"],
+                  "params": param_count(model)}), flush=True)
 opt = torch.optim.SGD(model.parameters(), 0.1, momentum=0.9, weight_decay=1e-4)
 model, layout = prepare(model, spec["peer_mode"])
 
@@ -91,7 +106,7 @@ while True:
         images += len(y)
         log.append((time.perf_counter() - start, images))
         if log[-1][0] >= spec["seconds"]:
-            print(json.dumps({"log": log})); sys.exit(0)
+            print(json.dumps({"log": log, "input": list(x.shape[1:])})); sys.exit(0)
 '''
 
 
@@ -116,6 +131,21 @@ def prepare(work, folder=None):
         if not os.path.isdir(dbs[split]):
             convert.image_folders(os.path.join(folder, split) + "/", dbs[split], encoded=False)
     return folder, dbs
+
+
+def prepare_imagenet(work, folder=None):
+    """The JPEG folder (with train/) and its encoded training LMDB: `folder`'s converted into
+    `work` (once), or Imagenette's, made once by crossbow.reproduce in its cache (the data
+    `crossbow reproduce` trains on)."""
+    from crossbow import convert, reproduce
+    if folder is None:
+        cache, d = reproduce.cache_dir(), reproduce.DATASETS["imagenette"]
+        train, test = reproduce.prepare("imagenette", reproduce.data_dir(), cache)
+        return os.path.join(cache, d.folder), {"train": train, "test": test}
+    db = os.path.join(work, os.path.basename(os.path.normpath(folder)) + "_encoded_train_lmdb")
+    if not os.path.isdir(db):
+        convert.image_folders(os.path.join(folder, "train") + "/", db, encoded=True)
+    return folder, {"train": db}
 
 
 def rates(log, measured_from, window_s):
@@ -155,34 +185,49 @@ def crossbow_log(metrics, batch):
     return log
 
 
-def hardware(args, folder, dbs):
+def peer_rates(args, net, folder, batch, mode):
+    """(steady, overall) images/s of one run of the peer, its twin checked against `net`."""
+    spec = dict(folder=folder, batch=batch, seconds=args.seconds, peer_mode=mode, net=net["net"],
+                classes=net["classes"], shape=net["shape"], imagenet=net["imagenet"])
+    about, lines = peer.run(args, ["-c", PEER], spec,
+                            {"peer": "hardware", "batch": batch, "peer_mode": mode})
+    bench_nets.check_params(net, about["params"], "torch", lines[-1]["input"])
+    return rates(lines[-1]["log"], 0, args.window)
+
+
+def hardware(args, net, folder, dbs):
     import crossbow
     peers = [(b, m) for b in args.peer_batches for m in args.modes]
     rows = {name: {"steady": [], "overall": []}
             for name in ["crossbow_b16"] + [f"torch_b{b}_{m}" for b, m in peers]}
     for r in range(args.rounds):
         metrics = os.path.join(args.work, f"hw{r}.jsonl")
-        result = crossbow.Trainer(net="resnet32", train_db=dbs["train"], batch_size=16,
-                                  learners="auto", sync="sma", time_limit=args.seconds, lr=0.1,
-                                  workers=args.workers, metrics=metrics, log_every=10,
-                                  precision=args.precision, progress=False).fit()
+        trainer = crossbow.Trainer(
+            net=net["net"], input_size=net["input_size"], num_classes=net["classes"],
+            train_db=dbs["train"], batch_size=16, learners=args.learners, sync="sma",
+            time_limit=args.seconds, lr=0.1, workers=args.workers, metrics=metrics,
+            log_every=10, precision=args.precision, progress=False)
+        built = trainer.builder
+        bench_nets.check_params(net, built.num_params(), "crossbow",
+                                built.shapes[built.input_name][1:])
+        result = trainer.fit()
         print(json.dumps({"round": r, "autotune": result["autotune"],
-                          "learners": result["learners_per_device"]}), flush=True)
+                          "learners": result["learners_per_device"],
+                          "input": list(built.shapes[built.input_name][1:])}), flush=True)
         # Overall: the trainer's images over its elapsed time, the autotuner's trials in both.
-        ours = rates(crossbow_log(metrics, 16), 0, args.window)[0], result["images_per_s"]
+        log = crossbow_log(metrics, 16)
+        if not log:
+            raise RuntimeError(f"Crossbow logged no metrics record (one each 10 iterations) in "
+                               f"--seconds {args.seconds:g} after autotuning: give it more")
+        ours = rates(log, 0, args.window)[0], result["images_per_s"]
         for name, (steady, overall) in [("crossbow_b16", ours)] + [
-                (f"torch_b{b}_{m}", rates(peer.run(
-                    args, ["-c", PEER], dict(folder=folder, batch=b, seconds=args.seconds,
-                                             peer_mode=m),
-                    {"peer": "hardware", "batch": b, "peer_mode": m})[1][-1]["log"], 0,
-                    args.window))
-                for b, m in peers]:
+                (f"torch_b{b}_{m}", peer_rates(args, net, folder, b, m)) for b, m in peers]:
             rows[name]["steady"].append(steady)
             rows[name]["overall"].append(overall)
         print(json.dumps({"round": r, **{k: {s: v[s][-1] for s in v} for k, v in rows.items()}}),
               flush=True)
     med = {k: {s: statistics.median(v[s]) for s in v} for k, v in rows.items()}
-    print(f"ResNet-32, CIFAR-10, {args.precision}, medians of {args.rounds} interleaved rounds of "
+    print(f"{net['net']} at {net['shape'][-1]} px, {net['data']}, {args.precision}, medians of {args.rounds} interleaved rounds of "
           f"{args.seconds} s;"
           f" steady: median of {args.window} s windows over the second half of the measured "
           "phase; overall: the whole run (Crossbow's autotuning included, the peer's compile "
@@ -197,7 +242,9 @@ def hardware(args, folder, dbs):
               f"{cb['steady'] / pt['steady']:.2f}x steady, {cb['overall'] / pt['overall']:.2f}x "
               "overall)")
     for kind in ("steady", "overall"):
-        print(json.dumps({"bench": "train_hardware", "rate": kind, "precision": args.precision,
+        print(json.dumps({"bench": "train_hardware", "net": net["net"],
+                          "input_size": net["shape"][-1], "classes": net["classes"],
+                          "data": net["data"], "rate": kind, "precision": args.precision,
                           "crossbow": cb[kind],
                           **peer.ratios(cb[kind], {f"b{b}_{m}": med[f"torch_b{b}_{m}"][kind]
                                                    for b, m in peers})}))
@@ -299,22 +346,52 @@ def main():
                          "bf16 is torch.autocast around forward and loss); bf16 needs a CPU "
                          "with AVX512-BF16 or AMX")
     ap.add_argument("--window", type=float, default=5.0, help="seconds per measured window")
+    bench_nets.add_arguments(ap)
+    ap.add_argument("--learners", default="auto", type=lambda v: v if v == "auto" else int(v),
+                    help="hardware: Crossbow's learners (default auto: the autotuner's choice)")
+    ap.add_argument("--images", help="hardware: a JPEG folder (train/, one class per "
+                                     "sub-folder) in place of the net's data set")
     tta.add_arguments(ap)
     args = ap.parse_args()
     if args.precision == "bf16":
         peer.require_crossbow_bf16("bench_train", "--precision")
+    if args.mode != "hardware" and (args.net != "resnet32" or args.input_size or args.images):
+        ap.error(f"--net, --input-size and --images are for hardware; {args.mode} runs its own "
+                 "nets on CIFAR-10")
     if args.mode == "statistical":
         chosen = tta.settle(args)
         os.makedirs(args.work, exist_ok=True)
         tta.statistical(args, chosen, *prepare(args.work, SAMPLE if args.dry_run else None))
         return
+    if args.mode == "compare":
+        os.makedirs(args.work, exist_ok=True)
+        compare(args, *prepare(args.work))
+        return
+    try:
+        net = hardware_net(args)
+    except ValueError as e:
+        ap.error(str(e))
     os.makedirs(args.work, exist_ok=True)
-    if args.mode == "hardware":
-        info = peer.describe(args.peer_python)
-        args.modes, notes = peer.modes(info, args.modes or peer.MODES)
-        print(peer.banner(info), *notes, sep="\n", flush=True)
-    folder, dbs = prepare(args.work)
-    {"hardware": hardware, "compare": compare}[args.mode](args, folder, dbs)
+    info = peer.describe(args.peer_python)
+    args.modes, notes = peer.modes(info, args.modes or peer.MODES)
+    print(peer.banner(info), *notes, sep="\n", flush=True)
+    folder, dbs = (prepare_imagenet if net["imagenet"] else prepare)(args.work, args.images)
+    hardware(args, net, folder, dbs)
+
+
+def hardware_net(args):
+    """bench_nets.resolve's net, with its data set: CIFAR-10 for the CIFAR nets, Imagenette for
+    the ImageNet nets (their presets); a ValueError for a net of another preset."""
+    from crossbow import nets
+    from crossbow.trainer import checked_options
+    net = bench_nets.resolve(args.net, args.classes, args.input_size)
+    checked_options(dict(input_size=args.input_size, time_limit=args.seconds))  # the range
+    preset = nets.PRESETS[args.net]
+    if preset not in ("cifar", "imagenet"):
+        raise ValueError(f"bench_train hardware runs the nets of preset cifar (on CIFAR-10) and "
+                         f"imagenet (on Imagenette); {args.net}'s preset is {preset}")
+    data = args.images or ("Imagenette" if preset == "imagenet" else "CIFAR-10")
+    return dict(net, imagenet=preset == "imagenet", data=data)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from conftest import ROOT
 
 SCRIPTS = os.path.join(ROOT, "scripts")
 sys.path.insert(0, SCRIPTS)
+import bench_nets  # noqa: E402
 import peer  # noqa: E402
 
 spec = importlib.util.spec_from_file_location("bench_step", os.path.join(SCRIPTS, "bench_step.py"))
@@ -77,7 +78,8 @@ def test_a_peer_without_torch_says_how_to_get_one(tmp_path):
 def test_step_summary_gives_ratios_against_each_mode_and_the_best():
     peer_s = {"eager": [0.2, 0.3, 0.25], "channels_last": [0.16, 0.15, 0.14],
               "compile": [0.12, 0.13, 0.2]}
-    line = bench_step.summary(16, 1, "bf16", [0.1, 0.08, 0.12], peer_s, (10, 40))
+    line = bench_step.summary(bench_nets.resolve("resnet32", 10, None), 16, 1, "bf16",
+                              [0.1, 0.08, 0.12], peer_s, (10, 40))
     assert line["crossbow_ms_median"] == pytest.approx(100)
     assert line["pytorch_compile_ms_min"] == pytest.approx(120)
     assert line["ratio_vs_eager"] == pytest.approx(2.5)
