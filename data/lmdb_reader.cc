@@ -1,8 +1,11 @@
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,6 +23,7 @@ namespace crossbow::data {
 // other's read transactions (MDB_BAD_RSLOT), so there is one environment.
 struct SharedDb {
   std::string path, data_file;
+  ino_t inode = 0;  // of the data file
   std::shared_ptr<MDB_env> env;
   MDB_dbi dbi = 0;
   std::optional<DbMeta> meta;
@@ -53,6 +57,22 @@ std::shared_ptr<MDB_env> OpenEnv(const std::string& path, const std::string& id,
   Check(rc, "open", path);
   open[id] = env;
   return env;
+}
+
+// Where LMDB mapped the data file: mdb_env_info tells only with MDB_FIXEDMAP, so it is the
+// mapping of the file's inode from offset 0 with the map's size in /proc/self/maps; null where
+// there is none.
+void* MapAddress(const SharedDb& db, size_t size) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long start = 0, end = 0, offset = 0, inode = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx %*s %lx %*s %lu", &start, &end, &offset, &inode) == 4 &&
+        inode == db.inode && offset == 0 && end - start == size) {
+      return reinterpret_cast<void*>(start);
+    }
+  }
+  return nullptr;
 }
 
 // Throws when the data file is shorter than the pages LMDB has written.
@@ -129,6 +149,7 @@ std::shared_ptr<const SharedDb> Open(const std::string& path, bool use_meta) {
   auto db = std::make_shared<SharedDb>();
   db->path = path;
   db->data_file = data_file;
+  db->inode = file.st_ino;
   db->env = OpenEnv(path, id, folder);
   CheckFileSize(*db);
   if (use_meta) db->meta = ReadMeta(path);
@@ -139,6 +160,7 @@ std::shared_ptr<const SharedDb> Open(const std::string& path, bool use_meta) {
   if (db->meta && db->meta->key_format == "counter") {
     db->keys = KeyIndex::Counters(records);
   } else {
+    db->keys.Reserve(records);
     ListKeys(db.get(), guard.txn);
   }
   open[mode] = db;
@@ -155,6 +177,8 @@ KeyIndex KeyIndex::Counters(int64_t records) {
 }
 
 void KeyIndex::Append(std::string_view key) {
+  CROSSBOW_ENFORCE(buffer_.size() + key.size() <= UINT32_MAX,
+                   "the keys of this LMDB take more than 4 GiB, more than the key index holds");
   buffer_.append(key);
   offsets_.push_back(buffer_.size());
   ++records_;
@@ -174,6 +198,13 @@ int64_t LmdbReader::size() const { return db_->keys.size(); }
 const KeyIndex& LmdbReader::index() const { return db_->keys; }
 const std::optional<DbMeta>& LmdbReader::meta() const { return db_->meta; }
 int64_t LmdbReader::RecordsRead() { return g_records_read.load(std::memory_order_relaxed); }
+
+bool LmdbReader::AdviseRandomReads(bool random) const {
+  MDB_envinfo info;
+  Check(mdb_env_info(db_->env.get(), &info), "env_info", path_);
+  void* map = MapAddress(*db_, info.me_mapsize);
+  return map && madvise(map, info.me_mapsize, random ? MADV_RANDOM : MADV_NORMAL) == 0;
+}
 
 uint64_t LmdbReader::file_bytes() const {
   std::error_code ec;

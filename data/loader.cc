@@ -55,6 +55,9 @@ ImageLoader::ImageLoader(LoaderOptions options) : options_(std::move(options)) {
     if (order.block) {
       block_ = o.block_records > 0 ? o.block_records : BlockRecords(reader_->file_bytes(), records);
     }
+    LOG_IF(WARNING, !reader_->AdviseRandomReads(!order.block))
+        << o.path << ": the kernel refused the read-ahead advice (madvise): reads work, a DB "
+        << "larger than memory may read more than it uses";
     if (!order.note.empty()) {
       const std::string line = o.path + ": " + order.note +
                                (order.block ? ": read in blocks of " + std::to_string(block_) +

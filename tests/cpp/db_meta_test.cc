@@ -1,7 +1,10 @@
 // The metadata beside a DB (data/db_meta.h), the shared key index, start-up reads that do not
 // grow with the DB, labels checked as records are read, and atomic conversions.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <lmdb.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -167,7 +170,61 @@ TEST(DbMeta, CounterKeysAreFoundByPositionAndListedKeysAreSharedByEveryReader) {
   EXPECT_FALSE(first.index().counters());
   EXPECT_EQ(&first.index(), &second.index()) << "one index per DB and process";
   EXPECT_EQ(first.key(49), "00000049");
-  EXPECT_EQ(first.index().bytes(), 50 * 8 + 51 * sizeof(uint64_t)) << "one buffer and offsets";
+  EXPECT_EQ(first.index().bytes(), 50 * 8 + 51 * sizeof(uint32_t)) << "one buffer and offsets";
+}
+
+// Bytes of `file` in the page cache (mincore over a mapping of it).
+int64_t ResidentBytes(const std::string& file) {
+  const int fd = open(file.c_str(), O_RDONLY);
+  const auto size = static_cast<size_t>(fs::file_size(file));
+  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  const long page = sysconf(_SC_PAGESIZE);
+  std::vector<unsigned char> resident((size + page - 1) / page);
+  const int rc = mincore(map, size, resident.data());
+  munmap(map, size);
+  close(fd);
+  EXPECT_EQ(rc, 0);
+  int64_t pages = 0;
+  for (unsigned char r : resident) pages += r & 1;
+  return pages * page;
+}
+
+// Drops `file`'s pages from the page cache; false where they stay (tmpfs keeps files in memory).
+bool Evict(const std::string& file) {
+  const int fd = open(file.c_str(), O_RDONLY);
+  fdatasync(fd);
+  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  close(fd);
+  return ResidentBytes(file) < (int64_t{1} << 20);
+}
+
+// A random read order must not pull the kernel's read-around (read_ahead_kb: 128 KiB to 8 MiB)
+// into the page cache with each record: from a DB larger than memory that is most of the disk's
+// bandwidth spent on pages nobody reads.
+TEST(DbMeta, RandomReadsBringInOnlyTheirOwnPages) {
+  TempDir dir;
+  const int n = 16000;  // records of 3 KiB, one page each: a 64 MiB DB
+  {
+    WriteOptions quiet;
+    quiet.progress = false;
+    ConvertSink sink(dir / "db", n, quiet);
+    for (int i = 0; i < n; ++i) {
+      sink.Write(IndexKey(i, "r"),
+                 RawDatum(
+                     3, 32, 32, [i](int c, int y, int x) { return (i * 7 + c + y * 3 + x) % 251; },
+                     i % 10));
+    }
+    sink.Finish();
+  }
+  const std::string data = dir / "db/data.mdb";
+  if (!Evict(data)) GTEST_SKIP() << "the page cache keeps " << data << " (tmpfs?)";
+  LoaderOptions options = Options(dir / "db", 10);
+  options.read_order = "random";
+  ImageLoader loader(options);
+  loader.Release(loader.Acquire());
+  // The ring holds a few batches of 4: some tens of records, a page or two each, and the tree's
+  // branch pages; read-around would bring in at least 128 KiB a record.
+  EXPECT_LT(ResidentBytes(data), int64_t{1} << 20);
 }
 
 // Opening reads at most the first record, and the first batch what the ring holds, whatever
