@@ -13,6 +13,10 @@ namespace crossbow {
 namespace {
 
 constexpr auto kPoll = std::chrono::milliseconds(100);
+// A poll this much later than asked for means that the process (or the machine) was suspended:
+// SIGSTOP, ^Z, a paused virtual machine. The loop was suspended with it, so that time is not
+// the loop's: the clocks move on by it.
+constexpr auto kSuspended = std::chrono::seconds(2);
 
 }  // namespace
 
@@ -49,8 +53,16 @@ void Watchdog::Enter(Phase phase) {
 void Watchdog::Watch() {
   std::unique_lock<std::mutex> lock(mutex_);
   Clock::time_point signalled{};
+  Clock::time_point polled = Clock::now();
   while (!wake_.wait_for(lock, kPoll, [this] { return done_; })) {
     const auto now = Clock::now();
+    const Clock::duration late = now - polled - kPoll;
+    polled = now;
+    if (late > kSuspended) {
+      Clock::rep seen = last_progress_.load();
+      last_progress_.compare_exchange_strong(seen, seen + late.count());  // unless it just moved
+      if (signalled != Clock::time_point{}) signalled += late;
+    }
     const double idle_s = std::chrono::duration<double>(
                               now - Clock::time_point(Clock::duration(last_progress_.load())))
                               .count();

@@ -20,7 +20,8 @@ namespace crossbow {
 //   is longer (a loop slowed by a busy machine still reaches its checkpoint; the longest, since
 //   the learners of one iteration mark progress moments apart), unless it is writing a
 //   checkpoint: exit 128 + the signal.
-// A loop that is not stuck stops by itself at the next iteration and never meets either.
+// A loop that is not stuck stops by itself at the next iteration and never meets either. Time
+// the process spends suspended (SIGSTOP, ^Z, a paused machine) counts towards neither.
 class Watchdog {
  public:
   enum class Phase { kTraining, kEvaluating, kCheckpointing };

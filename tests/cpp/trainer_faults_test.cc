@@ -143,6 +143,29 @@ TEST_F(TrainerDeath, TheGraceAfterASignalFollowsTheLoopsPace) {
   EXPECT_EXIT(run(0.05), ::testing::ExitedWithCode(128 + SIGTERM), "did not stop within");
 }
 
+// A process stopped for longer than the stall timeout (SIGSTOP, ^Z) and continued is not stuck.
+TEST_F(TrainerDeath, TimeSpentSuspendedIsNotAStall) {
+  auto run = [] {
+    Watchdog watchdog(1, 5, [] { return std::string("(waits)\n"); });
+    auto steps = [&watchdog] {
+      for (int i = 0; i < 5; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        watchdog.Progress();
+      }
+    };
+    steps();
+    if (fork() == 0) {  // continues its parent 3 s after it stopped itself
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      kill(getppid(), SIGCONT);
+      _exit(0);
+    }
+    std::raise(SIGSTOP);
+    steps();
+    _exit(7);  // the loop's own end: the watchdog let it be
+  };
+  EXPECT_EXIT(run(), ::testing::ExitedWithCode(7), "");
+}
+
 TEST_F(TrainerDeath, ASecondSignalExitsAtOnce) {
   auto run = [] {
     StopSignalScope signals;
