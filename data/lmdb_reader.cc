@@ -75,6 +75,14 @@ void* MapAddress(const SharedDb& db, size_t size) {
   return nullptr;
 }
 
+// madvise over LMDB's whole map; false where the map is not found or the kernel refuses.
+bool Advise(const SharedDb& db, int advice) {
+  MDB_envinfo info;
+  Check(mdb_env_info(db.env.get(), &info), "env_info", db.path);
+  void* map = MapAddress(db, info.me_mapsize);
+  return map && madvise(map, info.me_mapsize, advice) == 0;
+}
+
 // Throws when the data file is shorter than the pages LMDB has written.
 void CheckFileSize(const SharedDb& db) {
   MDB_envinfo info;
@@ -112,7 +120,18 @@ int64_t CountRecords(const SharedDb& db, MDB_txn* txn) {
   return records;
 }
 
+// The walk reads the leaf pages. Where they are a sparse part of the file, the values in
+// overflow pages between them (records of images over 2 KB), read-around at each would read all
+// of it: 36 GB for 370,822 records of 100 KB, half a minute, against 20 MB and 0.4 s read leaf by
+// leaf. Where they are not (1 in 16 pages or more: small records inside the leaves), reading the
+// whole file in runs is the quicker (4.3 GB in 3.6 s, against 11 s leaf by leaf, for 1.28 M
+// records of 2 KB on this machine's disk).
 void ListKeys(SharedDb* db, MDB_txn* txn) {
+  MDB_stat stat;
+  Check(mdb_stat(txn, db->dbi, &stat), "stat", db->path);
+  const size_t pages = stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages;
+  const bool sparse = 16 * stat.ms_leaf_pages < pages;
+  if (sparse) Advise(*db, MADV_RANDOM);
   MDB_cursor* cursor;
   Check(mdb_cursor_open(txn, db->dbi, &cursor), "cursor_open", db->path);
   int step = MDB_SUCCESS;
@@ -125,6 +144,7 @@ void ListKeys(SharedDb* db, MDB_txn* txn) {
     }
   });
   mdb_cursor_close(cursor);
+  if (sparse) Advise(*db, MADV_NORMAL);
   db->keys.Shrink();
   if (!read) FailTruncated(*db, "listing its keys");
   Check(step == MDB_NOTFOUND ? MDB_SUCCESS : step, "cursor scan", db->path);
@@ -200,10 +220,7 @@ const std::optional<DbMeta>& LmdbReader::meta() const { return db_->meta; }
 int64_t LmdbReader::RecordsRead() { return g_records_read.load(std::memory_order_relaxed); }
 
 bool LmdbReader::AdviseRandomReads(bool random) const {
-  MDB_envinfo info;
-  Check(mdb_env_info(db_->env.get(), &info), "env_info", path_);
-  void* map = MapAddress(*db_, info.me_mapsize);
-  return map && madvise(map, info.me_mapsize, random ? MADV_RANDOM : MADV_NORMAL) == 0;
+  return Advise(*db_, random ? MADV_RANDOM : MADV_NORMAL);
 }
 
 uint64_t LmdbReader::file_bytes() const {

@@ -201,21 +201,23 @@ bool Evict(const std::string& file) {
 // A random read order must not pull the kernel's read-around (read_ahead_kb: 128 KiB to 8 MiB)
 // into the page cache with each record: from a DB larger than memory that is most of the disk's
 // bandwidth spent on pages nobody reads.
+// n records of side x side colour pixels, converted (counter keys, metadata).
+void ConvertImages(const std::string& db, int n, int side) {
+  WriteOptions quiet;
+  quiet.progress = false;
+  ConvertSink sink(db, n, quiet);
+  for (int i = 0; i < n; ++i) {
+    sink.Write(IndexKey(i, "r"),
+               RawDatum(
+                   3, side, side,
+                   [i](int c, int y, int x) { return (i * 7 + c + y * 3 + x) % 251; }, i % 10));
+  }
+  sink.Finish();
+}
+
 TEST(DbMeta, RandomReadsBringInOnlyTheirOwnPages) {
   TempDir dir;
-  const int n = 16000;  // records of 3 KiB, one page each: a 64 MiB DB
-  {
-    WriteOptions quiet;
-    quiet.progress = false;
-    ConvertSink sink(dir / "db", n, quiet);
-    for (int i = 0; i < n; ++i) {
-      sink.Write(IndexKey(i, "r"),
-                 RawDatum(
-                     3, 32, 32, [i](int c, int y, int x) { return (i * 7 + c + y * 3 + x) % 251; },
-                     i % 10));
-    }
-    sink.Finish();
-  }
+  ConvertImages(dir / "db", 16000, 32);  // records of 3 KiB, a page each: a 64 MiB DB
   const std::string data = dir / "db/data.mdb";
   if (!Evict(data)) GTEST_SKIP() << "the page cache keeps " << data << " (tmpfs?)";
   LoaderOptions options = Options(dir / "db", 10);
@@ -225,6 +227,18 @@ TEST(DbMeta, RandomReadsBringInOnlyTheirOwnPages) {
   // The ring holds a few batches of 4: some tens of records, a page or two each, and the tree's
   // branch pages; read-around would bring in at least 128 KiB a record.
   EXPECT_LT(ResidentBytes(data), int64_t{1} << 20);
+}
+
+// Listing the keys of a DB without metadata reads its leaf pages, not the values between them.
+TEST(DbMeta, ListingKeysReadsTheLeavesNotTheValues) {
+  TempDir dir;
+  ConvertImages(dir / "db", 8000, 64);  // 12 KiB records, 3 overflow pages each: 96 MiB
+  const std::string data = dir / "db/data.mdb";
+  if (!Evict(data)) GTEST_SKIP() << "the page cache keeps " << data << " (tmpfs?)";
+  LmdbReader reader(dir / "db", /*use_meta=*/false);
+  EXPECT_FALSE(reader.index().counters());
+  // About 80 leaf pages and their branches; read-around would bring in 128 KiB or more at each.
+  EXPECT_LT(ResidentBytes(data), int64_t{2} << 20);
 }
 
 // Opening reads at most the first record, and the first batch what the ring holds, whatever
