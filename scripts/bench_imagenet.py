@@ -46,8 +46,14 @@ torch.set_num_threads(1)
 tf = T.Compose([T.RandomResizedCrop(spec["crop"]), T.RandomHorizontalFlip(), T.ToTensor(),
                 T.Normalize(spec["mean"], spec["std"])])
 loader = DataLoader(datasets.ImageFolder(spec["folder"], transform=tf), batch_size=spec["batch"],
-                    shuffle=True, num_workers=spec["workers"])
-it = iter(loader)
+                    shuffle=True, num_workers=spec["workers"],
+                    persistent_workers=spec["workers"] > 0)
+
+def epochs():  # as many as the timed images need, as Crossbow's loader runs on
+    while True:
+        yield from loader
+
+it = epochs()
 next(it)
 start, seen = time.perf_counter(), 0
 while seen < spec["images"]:
@@ -166,7 +172,9 @@ def peer_rate(python, folder, crop, images, batch, workers):
     spec = dict(folder=folder, crop=crop, images=images, batch=batch, workers=workers,
                 mean=bench_data.MEAN, std=bench_data.STD)
     out = subprocess.run([python, "-c", PEER, json.dumps(spec)], env=peer.env(),
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"the peer's DataLoader failed:\n{out.stderr[-2000:]}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
     return result["images"] / result["seconds"]
 
