@@ -25,14 +25,14 @@ if(CROSSBOW_FUZZ)
   set(fuzzer ${CMAKE_CURRENT_BINARY_DIR}/datum_decode_fuzzer)
   # The fuzzer loads the build's libcrossbow_codecs.so beside it (data/image_codecs.h).
   set(fuzz_sources tests/fuzz/datum_decode_fuzzer.cc data/datum.cc data/image_decode.cc
-      data/image_codecs.cc data/transforms.cc)
+      data/image_codecs.cc data/jpeg_region.cc data/transforms.cc)
   get_target_property(opencv_includes opencv_core INTERFACE_INCLUDE_DIRECTORIES)
   add_custom_command(
     OUTPUT ${fuzzer}
     COMMAND ${CROSSBOW_CLANGXX} -std=c++17 -g -O1 -fsanitize=fuzzer,address
             -I${CMAKE_CURRENT_SOURCE_DIR} -I${opencv_includes} ${fuzz_sources}
             $<TARGET_FILE:crossbow>
-            $<TARGET_FILE:opencv_core> $<TARGET_FILE:opencv_imgproc> -ldl
+            $<TARGET_FILE:opencv_core> $<TARGET_FILE:opencv_imgproc> ${JPEG_LIBRARIES} -ldl
             -Wl,-rpath,${CMAKE_CURRENT_BINARY_DIR} -o ${fuzzer}
     DEPENDS ${fuzz_sources} crossbow crossbow_codecs
     WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}

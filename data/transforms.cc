@@ -4,8 +4,8 @@
 #include <cmath>
 #include <opencv2/imgproc.hpp>
 
-#include "data/image_codecs.h"
 #include "data/image_decode.h"
+#include "data/jpeg_region.h"
 #include "data/rng.h"
 
 namespace crossbow::data {
@@ -100,7 +100,7 @@ cv::Rect ReducedWindow(const cv::Rect& window, int reduction, int rows, int cols
 // Decodes, crops and resizes an encoded JPEG as the whole-image path would, decoding only the
 // window's part of it, at the largest reduction that keeps at least the output's pixels (where
 // `reduced_decode`). kNotTaken (nothing consumed from `rng`) where the record is not such a JPEG
-// or the partial decoder declines it (data/image_codecs.h): the caller takes the whole-image path.
+// or the partial decoder declines it (data/jpeg_region.h): the caller takes the whole-image path.
 enum class Partial { kNotTaken, kDone };
 
 Partial DecodePartial(const Datum& datum, const TransformConfig& c, Rng* rng, cv::Mat* image) {
@@ -122,11 +122,7 @@ Partial DecodePartial(const Datum& datum, const TransformConfig& c, Rng* rng, cv
   region.window = ReducedWindow(window, reduction, region.rows, region.cols);
   region.channels = c.channels;
   region.rgb = c.rgb;
-  try {
-    if (!Codecs().decode_jpeg_region(datum.data, region, image)) return Partial::kNotTaken;
-  } catch (const Error&) {  // no codecs: the whole-image path says so for this record
-    return Partial::kNotTaken;
-  }
+  if (!DecodeJpegRegion(datum.data, region, image)) return Partial::kNotTaken;
   *rng = trial;
   Resize(*image, rrc ? cv::Size(c.crop, c.crop) : ShorterSideSize(height, width, c.resize), image);
   return Partial::kDone;

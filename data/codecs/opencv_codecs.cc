@@ -1,8 +1,7 @@
-// libcrossbow_codecs.so: OpenCV's imgcodecs, and libjpeg-turbo's partial decoding, behind the
-// table of data/image_codecs.h.
+// libcrossbow_codecs.so: OpenCV's imgcodecs behind the table of data/image_codecs.h.
 #include <opencv2/imgcodecs.hpp>
 
-#include "data/codecs/jpeg_region.h"
+#include "data/image_codecs.h"
 
 namespace {
 
@@ -16,8 +15,7 @@ bool Encode(const std::string& extension, const cv::Mat& image, std::vector<ucha
 
 bool CanWrite(const std::string& extension) { return cv::haveImageWriter(extension); }
 
-const crossbow::data::ImageCodecs kCodecs = {Decode, Read, Encode, CanWrite,
-                                             crossbow::data::DecodeJpegRegion};
+const crossbow::data::ImageCodecs kCodecs = {Decode, Read, Encode, CanWrite};
 
 }  // namespace
 

@@ -6,8 +6,8 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "data/image_codecs.h"
 #include "data/image_decode.h"
+#include "data/jpeg_region.h"
 #include "data/transforms.h"
 #include "data_test_util.h"
 
@@ -126,7 +126,7 @@ JpegRegion Region(int height, int width, int reduction, cv::Rect window, int cha
 }
 
 bool DecodeRegion(const std::vector<unsigned char>& bytes, const JpegRegion& region, cv::Mat* out) {
-  return Codecs().decode_jpeg_region(AsString(bytes), region, out);
+  return DecodeJpegRegion(AsString(bytes), region, out);
 }
 
 std::vector<unsigned char> GrayJpeg(int height, int width) {

@@ -1,8 +1,8 @@
-// DecodeJpegRegion (data/image_codecs.h): libjpeg-turbo's partial decoding. Rows above the
+// DecodeJpegRegion: libjpeg-turbo's partial decoding. Rows above the
 // region are entropy-decoded only (jpeg_skip_scanlines), rows below it never, columns outside it
 // skip the inverse DCT, upsampling and colour conversion (jpeg_crop_scanline), and the pixels
 // come out in the wanted channel order, where OpenCV's decoder swaps every pixel after libjpeg.
-#include "data/codecs/jpeg_region.h"
+#include "data/jpeg_region.h"
 
 #include <jpeglib.h>
 
