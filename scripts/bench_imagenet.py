@@ -245,17 +245,23 @@ def main(argv):
         if info:
             peer_rates.append(peer_rate(args.peer_python, folder, 224, args.images, args.batch,
                                         args.workers))
-    results = {name: statistics.median(r) / args.workers for name, r in rates.items()}
-    torchvision = statistics.median(peer_rates) / args.workers if peer_rates else None
-    print(f"{'workload':<16} {'crossbow img/s/core':>20} {'torchvision':>12}")
+    def per_core(samples):  # median, min, max images/s per worker core
+        return [f(samples) / args.workers for f in (statistics.median, min, max)]
+
+    results = {name: per_core(r) for name, r in rates.items()}
+    torchvision = per_core(peer_rates) if peer_rates else None
+    print(f"{'workload':<16} {'crossbow img/s/core (min-max)':>30} {'torchvision (min-max)':>24}")
     for name, ours in results.items():
-        theirs = torchvision if name.startswith("jpeg-") else None
-        print(f"{name:<16} {ours:>20.0f} {theirs or float('nan'):>12.0f}")
+        theirs = torchvision if name.startswith("jpeg-") and torchvision else None
+        cell = "{:.0f} ({:.0f}-{:.0f})".format
+        print(f"{name:<16} {cell(*ours):>30} {cell(*theirs) if theirs else '-':>24}")
     startup_runs(dbs["raw160"], args.batch, cold=False)
     if args.cold:
         cold_runs(dbs["raw160"], args.images, args.batch, args.workers, cold=True)
     print(json.dumps(dict(bench="data_imagenet", records=args.train, workers=args.workers,
-                          cpu=cpu_name(), images_per_s_per_core=results,
-                          torchvision_images_per_s_per_core=torchvision, peer=info,
+                          cpu=cpu_name(), images_per_s_per_core={k: v[0] for k, v in results.items()},
+                          images_per_s_per_core_min_max={k: v[1:] for k, v in results.items()},
+                          torchvision_images_per_s_per_core=torchvision and torchvision[0],
+                          torchvision_min_max=torchvision and torchvision[1:], peer=info,
                           self_rss_mb=resource.getrusage(
                               resource.RUSAGE_SELF).ru_maxrss / 1024)))
