@@ -259,7 +259,8 @@ def main(argv):
     if args.cold:
         cold_runs(dbs["raw160"], args.images, args.batch, args.workers, cold=True)
     print(json.dumps(dict(bench="data_imagenet", records=args.train, workers=args.workers,
-                          cpu=cpu_name(), images_per_s_per_core={k: v[0] for k, v in results.items()},
+                          cpu=cpu_name(),
+                          images_per_s_per_core={k: v[0] for k, v in results.items()},
                           images_per_s_per_core_min_max={k: v[1:] for k, v in results.items()},
                           torchvision_images_per_s_per_core=torchvision and torchvision[0],
                           torchvision_min_max=torchvision and torchvision[1:], peer=info,
