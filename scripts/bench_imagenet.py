@@ -5,7 +5,7 @@ scripts/peer.py; skipped, saying why, where it cannot import torch).
 
 Workloads (images/s per decode core, medians of --rounds), one per storage choice of the guide:
   jpeg-full       original JPEGs -> RandomResizedCrop 224 + flip + normalise, decoded at full
-                  resolution (the crop's region only: data/codecs/jpeg_region.cc)
+                  resolution (the crop's region only: data/jpeg_region.cc)
   jpeg-reduced    the same with reduced-size JPEG decoding where the crop allows
   jpeg400-reduced JPEGs re-encoded at max side 400 (--max-side 400), as jpeg-reduced
   raw160-S        raw records at shorter side 160 -> RandomResizedCrop S (S = 128, 160, 192)
