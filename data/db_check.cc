@@ -1,5 +1,4 @@
 // crossbow db check: the full scan of a DB, in parallel, which writes or checks its metadata.
-#include <algorithm>
 #include <exception>
 #include <sstream>
 
@@ -84,13 +83,8 @@ bool DbCheck::agrees() const {
 
 std::string DbCheck::ToString() const {
   std::ostringstream out;
-  out << db << ": " << MetaSummary(found) << ", keys " << found.key_format << ", labels "
-      << (LabelsInterleaved(found.records, found.label_runs)
-              ? "interleaved"
-              : "in label order (runs of " +
-                    std::to_string(found.records / std::max<int64_t>(found.label_runs, 1)) +
-                    " records)")
-      << "; read in " << seconds << " s";
+  out << db << ": " << MetaSummary(found) << ", keys " << found.key_format << ", "
+      << DescribeLabelOrder(found.records, found.label_runs) << "; read in " << seconds << " s";
   if (!unparsed.empty()) out << "\nnot Datum records: " << DescribeSkips(unparsed);
   if (!recorded) {
     out << "\nno metadata (" << MetaPath(db) << ")";

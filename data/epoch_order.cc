@@ -54,6 +54,13 @@ bool LabelsInterleaved(int64_t records, int64_t label_runs) {
   return label_runs > 0 && records <= 4 * label_runs;
 }
 
+std::string DescribeLabelOrder(int64_t records, int64_t label_runs) {
+  if (label_runs < 0) return "its metadata does not say how its labels are ordered";
+  if (LabelsInterleaved(records, label_runs)) return "labels interleaved";
+  return "labels in label order (runs of " +
+         std::to_string(records / std::max<int64_t>(label_runs, 1)) + " records)";
+}
+
 ReadOrderChoice ChooseReadOrder(const std::string& read_order, uint64_t db_bytes,
                                 uint64_t ram_bytes, int64_t records, int64_t label_runs) {
   const auto& names = ReadOrderNames();
@@ -61,16 +68,13 @@ ReadOrderChoice ChooseReadOrder(const std::string& read_order, uint64_t db_bytes
                          "read_order (--read-order) must be auto, random or block, got '",
                          read_order, "'");
   const bool interleaved = LabelsInterleaved(records, label_runs);
-  const std::string order =
-      label_runs < 0 ? "its metadata does not say how its labels are ordered (crossbow db check "
-                       "--write-metadata records it)"
-                     : "its records are in label order (runs of " +
-                           std::to_string(records / std::max<int64_t>(label_runs, 1)) +
-                           " records with one label on average; convert with --shuffle)";
   if (read_order == "random") return {};
+  const std::string order = DescribeLabelOrder(records, label_runs) +
+                            (label_runs < 0 ? " (crossbow db check --write-metadata records it)"
+                                            : " (convert with --shuffle)");
   if (read_order == "block") {
     if (interleaved) return {true};
-    return {true, "block order on this DB: " + order + ", so each batch holds few classes", true};
+    return {true, "block order on this DB, " + order + ": each batch holds few classes", true};
   }
   if (db_bytes <= ram_bytes / 2) return {};
   const std::string size = std::to_string(db_bytes) + " bytes, larger than half of memory";

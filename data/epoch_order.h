@@ -21,6 +21,9 @@ std::vector<int64_t> EpochOrder(int64_t records, uint64_t seed, int64_t epoch, b
 // of K/(K-1)). False for a DB in label order (`convert --by_folder` without --shuffle), and
 // where the runs are unknown (label_runs < 0: metadata from before they were recorded).
 bool LabelsInterleaved(int64_t records, int64_t label_runs);
+// "labels interleaved", "labels in label order (runs of N records)" or, where the runs are
+// unknown, that the metadata does not say: what `crossbow db check` and the read order say.
+std::string DescribeLabelOrder(int64_t records, int64_t label_runs);
 
 // The loader's read order, from "random" (uniform), "block", or "auto": block where the DB's
 // data file is larger than half the machine's memory (it cannot stay in the page cache) and its

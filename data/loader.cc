@@ -49,28 +49,23 @@ ImageLoader::ImageLoader(LoaderOptions options) : options_(std::move(options)) {
   if (o.num_classes > 0) CheckLabels(*reader_, o.num_classes);
   if (o.shuffle) {
     const std::optional<DbMeta>& meta = reader_->meta();
-    const ReadOrderChoice order =
-        ChooseReadOrder(o.read_order, reader_->file_bytes(), PhysicalMemory(), records,
-                        meta ? meta->label_runs : -1);
+    const uint64_t db_bytes = reader_->file_bytes();
+    const ReadOrderChoice order = ChooseReadOrder(o.read_order, db_bytes, PhysicalMemory(), records,
+                                                  meta ? meta->label_runs : -1);
+    std::string note = order.note;
     if (order.block) {
-      block_ = o.block_records > 0 ? o.block_records : BlockRecords(reader_->file_bytes(), records);
+      block_ = o.block_records > 0 ? o.block_records : BlockRecords(db_bytes, records);
+      if (!note.empty()) {
+        note += ": read in blocks of " + std::to_string(block_) + " records, " +
+                std::to_string(o.window_blocks) +
+                " blocks mixed (--read-order random for a uniform order)";
+      }
     }
     LOG_IF(WARNING, !reader_->AdviseRandomReads(!order.block))
         << o.path << ": the kernel refused the read-ahead advice (madvise): reads work, a DB "
         << "larger than memory may read more than it uses";
-    if (!order.note.empty()) {
-      const std::string line = o.path + ": " + order.note +
-                               (order.block ? ": read in blocks of " + std::to_string(block_) +
-                                                  " records, " + std::to_string(o.window_blocks) +
-                                                  " blocks mixed (--read-order random for a "
-                                                  "uniform order)"
-                                            : "");
-      if (order.warn) {
-        LOG(WARNING) << line;
-      } else {
-        LOG(INFO) << line;
-      }
-    }
+    LOG_IF(WARNING, order.warn) << o.path << ": " << note;
+    LOG_IF(INFO, !order.warn && !note.empty()) << o.path << ": " << note;
   }
   transformer_ = std::make_unique<Transformer>(o.transform, ReadProbe(*reader_));
   batches_per_epoch_ =
