@@ -7,10 +7,17 @@ using namespace dnnl_utils;
 void ReorderCache::Run(const Tensor& src, const memory::desc& src_md, Tensor* dst,
                        const memory::desc& dst_md, CPUContext* ctx) {
   if (src_md != src_md_ || dst_md != dst_md_) {
-    reorder_ = dnnl::reorder(
-        dnnl::reorder::primitive_desc(ctx->engine(), src_md, ctx->engine(), dst_md, Attributes()));
+    blocked_to_plain_ = BlockedToPlainCopy::For(src_md, dst_md);
+    if (!blocked_to_plain_) {
+      reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(ctx->engine(), src_md, ctx->engine(),
+                                                             dst_md, Attributes()));
+    }
     src_md_ = src_md;
     dst_md_ = dst_md;
+  }
+  if (blocked_to_plain_) {
+    blocked_to_plain_->Run(src.data<float>(), dst->mutable_data<float>());
+    return;
   }
   Execute(reorder_,
           {{DNNL_ARG_FROM, Wrap(src, src_md, ctx)}, {DNNL_ARG_TO, Wrap(*dst, dst_md, ctx)}}, ctx);

@@ -27,6 +27,7 @@ const ConvCase kCases[] = {
     {2, 4, 7, 7, 4, 3, 1, 2, 2, 1, true},      // dilation
     {3, 3, 4, 5, 5, 1, 1, 0, 1, 1, false},     // 1x1
     {2, 32, 16, 15, 32, 3, 1, 1, 1, 1, true},  // Winograd (PrefersWinograd), a partial tile
+    {1, 1024, 2, 2, 16, 1, 1, 0, 1, 1, false}, // dW's rows 4 KiB apart (BlockedToPlainCopy)
 };
 
 OperatorDef ConvDef(const ConvCase& c, const std::string& x = "X") {
