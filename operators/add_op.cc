@@ -6,14 +6,13 @@
 
 #include "crossbow/core/bfloat16.h"
 #include "crossbow/core/fusion.h"
+#include "operators/parallel_threshold.h"
 
 namespace crossbow {
 
 using namespace dnnl_utils;
 
 namespace {
-
-constexpr int64_t kMinParallelElements = 1 << 16;
 
 inline float ToFloat(float x) { return x; }
 inline float ToFloat(uint16_t bf16) { return Bf16ToFloat(bf16); }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "operators/parallel_threshold.h"
+
 namespace crossbow {
 
 namespace {
@@ -41,12 +43,12 @@ int64_t BlockSize(const dnnl_blocking_desc_t& b, int dim) {
 std::optional<BlockedToPlainCopy> BlockedToPlainCopy::For(const memory::desc& from,
                                                           const memory::desc& to) {
   const dnnl_memory_desc_t& f = from.data;
-  if (f.ndims != 4 || f.data_type != dnnl_f32 || f.format_kind != dnnl_blocked ||
-      f.offset0 != 0 || f.extra.flags != 0 || !std::equal(f.dims, f.dims + 4, f.padded_dims)) {
+  if (f.ndims != 4 || f.data_type != dnnl_f32 || f.format_kind != dnnl_blocked || f.offset0 != 0 ||
+      f.extra.flags != 0 || !std::equal(f.dims, f.dims + 4, f.padded_dims)) {
     return std::nullopt;
   }
   const Shape shape(f.dims, f.dims + 4);
-  if (to != dnnl_utils::PlainDesc(shape) || from == to) return std::nullopt;
+  if (to != dnnl_utils::PlainDesc(shape)) return std::nullopt;
   const dnnl_blocking_desc_t& b = f.format_desc.blocking;
   for (int k = 0; k < b.inner_nblks; ++k) {
     if (b.inner_idxs[k] > 1) return std::nullopt;
@@ -82,7 +84,8 @@ void BlockedToPlainCopy::Run(const float* src, float* dst) const {
   const auto n = static_cast<int64_t>(src_offsets_.size());
   const int64_t* from = src_offsets_.data();
   const int64_t* to = dst_offsets_.data();
-#pragma omp parallel for collapse(2) schedule(static) if (blocks_m_ * blocks_c_ * n >= (1 << 16))
+#pragma omp parallel for collapse(2) \
+    schedule(static) if (blocks_m_ * blocks_c_ * n >= kMinParallelElements)
   for (int64_t i = 0; i < blocks_m_; ++i) {
     for (int64_t j = 0; j < blocks_c_; ++j) {
       const float* in = src + i * src_step_m_ + j * src_step_c_;

@@ -1,15 +1,9 @@
 #include "operators/blur_pool_op.h"
 
 #include "operators/blur_pool.h"
+#include "operators/parallel_threshold.h"
 
 namespace crossbow {
-namespace {
-
-// Below this many input elements a plane loop stays on one thread.
-constexpr int64_t kMinParallelElements = 1 << 16;
-
-}  // namespace
-
 int64_t BlurStride(const OperatorDef& def) {
   const int64_t stride = def.Arg<int64_t>("stride", 2);
   CROSSBOW_ENFORCE_VALUE(stride >= 1, def.Label(), ": stride must be >= 1, got ", stride);

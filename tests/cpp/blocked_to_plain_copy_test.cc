@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <numeric>
 
 namespace crossbow {
@@ -12,8 +11,7 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 
 // `values` laid out as `from`, copied to plain float32 by oneDNN's reorder or by this copy.
-std::vector<float> ToPlain(const std::vector<float>& values, const memory::desc& from,
-                           bool own) {
+std::vector<float> ToPlain(const std::vector<float>& values, const memory::desc& from, bool own) {
   const memory::desc plain(from.dims(), memory::data_type::f32, Tag::abcd);
   std::vector<float> out(plain.get_size() / sizeof(float), -1.f);
   if (own) {
@@ -54,12 +52,15 @@ TEST_P(BlockedToPlainCopyTest, WritesWhatOneDnnsReorderWrites) {
 // Layouts oneDNN picks for weights and their gradients (AVX-512's 16b16a, AVX2's 8b8a, the
 // bf16 kernels' 8b16a2b and 8a16b2a, AMX's 4b16a4b), rows of 1,024 and 2,048 floats as 1x1 or
 // 3x3 kernels would have them, M != C.
-INSTANTIATE_TEST_SUITE_P(
-    Layouts, BlockedToPlainCopyTest,
-    ::testing::Values(Case{{32, 1024, 1, 1}, Tag::ABcd16b16a}, Case{{48, 2048, 1, 1}, Tag::ABcd16b16a},
-                      Case{{32, 1024, 1, 1}, Tag::ABcd8b8a}, Case{{64, 1024, 1, 1}, Tag::ABcd8b16a2b},
-                      Case{{32, 1024, 1, 1}, Tag::BAcd8a16b2a}, Case{{16, 1024, 1, 1}, Tag::BAcd16a16b},
-                      Case{{32, 512, 2, 2}, Tag::ABcd16b16a}, Case{{32, 1024, 1, 1}, Tag::ABcd4b16a4b}));
+INSTANTIATE_TEST_SUITE_P(Layouts, BlockedToPlainCopyTest,
+                         ::testing::Values(Case{{32, 1024, 1, 1}, Tag::ABcd16b16a},
+                                           Case{{48, 2048, 1, 1}, Tag::ABcd16b16a},
+                                           Case{{32, 1024, 1, 1}, Tag::ABcd8b8a},
+                                           Case{{64, 1024, 1, 1}, Tag::ABcd8b16a2b},
+                                           Case{{32, 1024, 1, 1}, Tag::BAcd8a16b2a},
+                                           Case{{16, 1024, 1, 1}, Tag::BAcd16a16b},
+                                           Case{{32, 512, 2, 2}, Tag::ABcd16b16a},
+                                           Case{{32, 1024, 1, 1}, Tag::ABcd4b16a4b}));
 
 // What it declines goes to oneDNN: rows that are not a multiple of 4 KiB (the copies oneDNN
 // does well), a padded block (20 rows in blocks of 16), one blocked dimension (activations'
@@ -80,8 +81,8 @@ TEST(BlockedToPlainCopy, DeclinesWhatItDoesNotDo) {
   EXPECT_FALSE(pair({32, 1024, 1, 1}, Tag::aBcd16b));
   EXPECT_FALSE(pair({32, 1024, 1, 1}, Tag::ABcd16b16a, bf16, f32));
   EXPECT_FALSE(pair({32, 1024, 1, 1}, Tag::ABcd16b16a, f32, bf16));
-  EXPECT_FALSE(copy(memory::desc({32, 1024}, f32, Tag::AB16b16a),
-                    memory::desc({32, 1024}, f32, Tag::ab)));
+  EXPECT_FALSE(
+      copy(memory::desc({32, 1024}, f32, Tag::AB16b16a), memory::desc({32, 1024}, f32, Tag::ab)));
   EXPECT_FALSE(copy(memory::desc({32, 1024, 1, 1}, f32, Tag::abcd),
                     memory::desc({32, 1024, 1, 1}, f32, Tag::ABcd16b16a)));
 }

@@ -21,13 +21,13 @@ struct ConvCase {
 };
 
 const ConvCase kCases[] = {
-    {1, 3, 5, 5, 8, 3, 1, 1, 1, 1, true},      // batch 1, first-layer channel count
-    {3, 20, 7, 6, 6, 3, 2, 1, 1, 2, false},    // stride 2, pad 1, groups, C not a multiple of 16
-    {3, 20, 6, 6, 32, 3, 2, 1, 1, 1, true},    // blocked weights on both sides
-    {2, 4, 7, 7, 4, 3, 1, 2, 2, 1, true},      // dilation
-    {3, 3, 4, 5, 5, 1, 1, 0, 1, 1, false},     // 1x1
-    {2, 32, 16, 15, 32, 3, 1, 1, 1, 1, true},  // Winograd (PrefersWinograd), a partial tile
-    {1, 1024, 2, 2, 16, 1, 1, 0, 1, 1, false}, // dW's rows 4 KiB apart (BlockedToPlainCopy)
+    {1, 3, 5, 5, 8, 3, 1, 1, 1, 1, true},       // batch 1, first-layer channel count
+    {3, 20, 7, 6, 6, 3, 2, 1, 1, 2, false},     // stride 2, pad 1, groups, C not a multiple of 16
+    {3, 20, 6, 6, 32, 3, 2, 1, 1, 1, true},     // blocked weights on both sides
+    {2, 4, 7, 7, 4, 3, 1, 2, 2, 1, true},       // dilation
+    {3, 3, 4, 5, 5, 1, 1, 0, 1, 1, false},      // 1x1
+    {2, 32, 16, 15, 32, 3, 1, 1, 1, 1, true},   // Winograd (PrefersWinograd), a partial tile
+    {1, 1024, 2, 2, 16, 1, 1, 0, 1, 1, false},  // dW's rows 4 KiB apart (BlockedToPlainCopy)
 };
 
 OperatorDef ConvDef(const ConvCase& c, const std::string& x = "X") {
