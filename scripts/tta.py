@@ -3,8 +3,8 @@ the same run. Every recipe of the stated sweep (tta_recipes.py; --recipes picks 
 ResNet-20 on CIFAR-10 for at most --epochs, evaluated on the whole test set after every epoch,
 until the highest of --targets; PyTorch's recipes in every --modes configuration. Written to
 the --work folder ($WORK): $WORK/tta_runs.jsonl (one line per run with its accuracy-against-time
-curve; --resume keeps the runs already there and continues Crossbow's interrupted run from its
-checkpoint), $WORK/tta_table.md (the table, also printed) and $WORK/tta_curves.png; the last
+curve; --resume keeps the runs already there, refusing any of another budget, precision or
+recipe options, and continues Crossbow's interrupted run from its checkpoint), $WORK/tta_table.md (the table, also printed) and $WORK/tta_curves.png; the last
 JSON lines give, per target, each side's fastest run and the ratios (bench "train_tta").
 
 --dry-run: the whole pipeline on the bundled sample (data/samples/cifar10: 2,000 training and
@@ -116,11 +116,23 @@ def count_images(split_folder):
 def statistical(args, chosen, folder, dbs):
     path = os.path.join(args.work, "tta_runs.jsonl")
     runs = tta_report.read_runs(path) if args.resume and os.path.exists(path) else []
+    now = tta_recipes.sweep(args.epochs)
     for r in runs:
         if (r["epochs_budget"], r["precision"]) != (args.epochs, args.precision):
             raise SystemExit(f"bench_train: --resume: {path} holds {r['run']} of "
                              f"{r['epochs_budget']} epochs in {r['precision']}, not "
                              f"{args.epochs} in {args.precision}: use another --work")
+        if r["recipe"] not in now:
+            raise SystemExit(f"bench_train: --resume: {path} holds {r['run']}, a recipe the "
+                             "sweep no longer has: use another --work")
+        options = json.loads(json.dumps(now[r["recipe"]]["options"]))  # as stored: lists
+        changed = sorted(k for k in {**options, **r["options"]}
+                         if options.get(k) != r["options"].get(k))
+        if changed:
+            raise SystemExit(f"bench_train: --resume: {path} holds {r['run']} trained with "
+                             f"other options than the sweep's {r['recipe']} now (differing: "
+                             f"{', '.join(changed)}): use another --work, or delete its line "
+                             "(and a Crossbow run's tta_<run>_ckpt folder) to rerun it")
     done = {r["run"] for r in runs}
     train_images = count_images(os.path.join(folder, "train"))
     for name, recipe in chosen.items():

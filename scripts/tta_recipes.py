@@ -10,7 +10,9 @@ PyTorch (each in every --modes configuration: eager, channels_last, torch.compil
                  batch 512, lr linearly from 0 to 0.4 over the first 1/5 of the run and back to
                  0 at its end, Nesterov momentum.
 Crossbow (crossbow.recipes.small_batch: the rate by the square-root rule from He's 0.1 at 128,
-one epoch of warm-up, central momentum 0.9, alpha at its default; /10 at 1/2 and 3/4 of the run):
+one epoch of warm-up, central momentum 0.9, alpha at its default; /10 at Goyal's fractions of the
+run, 1/3, 2/3 and 8/9: small batches reach the high rate's plateau in fewer epochs, see
+docs/design/engine.md):
   sma-b16        SMA, batch 16 per learner, auto-tuned learners.
   sma-b32        SMA, batch 32 per learner, auto-tuned learners.
   sgd-b16        one learner, batch 16.
@@ -72,10 +74,10 @@ def crossbow_recipes(epochs):
     from crossbow import recipes
 
     def rule(batch, sync, learners, about, **extra):
-        options = {**COMMON, **recipes.multistep(epochs, HE_DROPS),
+        options = {**COMMON, **recipes.multistep(epochs, GOYAL_DROPS),
                    **recipes.small_batch(batch, sync, learners, HE_LR, HE_BATCH), **extra}
         return dict(side="crossbow", batch=batch, options=options,
-                    about=f"{about}, lr {options['lr']:g}, warm-up 1 epoch, /10 at 1/2 and 3/4")
+                    about=f"{about}, lr {options['lr']:g}, warm-up 1 epoch, /10 at 1/3, 2/3, 8/9")
 
     return {"sma-b16": rule(16, "sma", "auto", "SMA, auto-tuned learners"),
             "sma-b32": rule(32, "sma", "auto", "SMA, auto-tuned learners"),

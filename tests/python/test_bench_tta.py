@@ -120,7 +120,8 @@ def test_the_sweep_has_as_many_recipes_a_side_and_crossbows_follow_the_one_rule(
     assert (sma16["learners"], sgd["learners"], sgd["sync"]) == ("auto", 1, "sgd")
     assert sma16["central_momentum"] == 0.9 and "central_momentum" not in sgd
     assert "alpha" not in sma16  # left to the option table's default
-    assert sma16["steps"] == [10, 15] and sma16["warmup"] == 1.0 and "epochs" in sma16
+    assert sma16["steps"] == [6.667, 13.333, 17.778] and sma16["warmup"] == 1.0
+    assert "epochs" in sma16
     with pytest.raises(ValueError, match="unknown recipe 'sma-b61' .*sma-b16, sma-b32"):
         tta_recipes.sweep(20, ["sma-b61"])
 
@@ -201,13 +202,14 @@ def test_dry_run_of_the_peer_when_it_has_torch(tmp_path):
     assert "| pytorch | onecycle-b512/eager | 512, one process |" in table
 
 
-def test_resume_keeps_finished_runs_and_refuses_ones_of_another_budget(tmp_path):
+def test_resume_keeps_finished_runs_and_refuses_ones_of_another_budget_or_recipe(tmp_path):
     pytest.importorskip("crossbow._C")
     if not os.path.isdir(SAMPLE):
         pytest.skip(f"no bundled sample at {SAMPLE}")
     (tmp_path / "dry_run").mkdir()
     done = dict(run("sgd-b16", "crossbow", [(1, 9.5, 0.31)], learners=1), recipe="sgd-b16",
-                epochs_budget=1, precision="fp32")
+                epochs_budget=1, precision="fp32",
+                options=tta_recipes.sweep(1, ["sgd-b16"])["sgd-b16"]["options"])
     tta_report.write_runs([done], tmp_path / "dry_run" / "tta_runs.jsonl")
     r = bench(tmp_path, "--recipes", "sgd-b16", "--epochs", "1", "--resume")
     assert r.returncode == 0, r.stderr[-3000:]
@@ -216,3 +218,8 @@ def test_resume_keeps_finished_runs_and_refuses_ones_of_another_budget(tmp_path)
         in outputs(tmp_path)[1]
     r = bench(tmp_path, "--recipes", "sgd-b16", "--epochs", "2", "--resume")
     assert r.returncode == 1 and "holds sgd-b16 of 1 epochs in fp32, not 2 in fp32" in r.stderr
+    stale = dict(done, options=dict(done["options"], lr=0.1))  # the rule has changed since
+    tta_report.write_runs([stale], tmp_path / "dry_run" / "tta_runs.jsonl")
+    r = bench(tmp_path, "--recipes", "sgd-b16", "--epochs", "1", "--resume")
+    assert r.returncode == 1 and "holds sgd-b16 trained with other options than the sweep's " \
+        "sgd-b16 now (differing: lr)" in r.stderr
