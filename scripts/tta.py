@@ -4,8 +4,10 @@ ResNet-20 on CIFAR-10 for at most --epochs, evaluated on the whole test set afte
 until the highest of --targets; PyTorch's recipes in every --modes configuration. Written to
 the --work folder ($WORK): $WORK/tta_runs.jsonl (one line per run with its accuracy-against-time
 curve; --resume keeps the runs already there, refusing any of another budget, precision or
-recipe options, and continues Crossbow's interrupted run from its checkpoint), $WORK/tta_table.md (the table, also printed) and $WORK/tta_curves.png; the last
-JSON lines give, per target, each side's fastest run and the ratios (bench "train_tta").
+recipe options, and continues an interrupted run from its checkpoint: tta_<run>_ckpt/ for
+Crossbow's, tta_<recipe>_<mode>.pt for the peer's), $WORK/tta_table.md (the table, also
+printed) and $WORK/tta_curves.png; the last JSON lines give, per target, each side's fastest
+run and the ratios (bench "train_tta").
 
 --dry-run: the whole pipeline on the bundled sample (data/samples/cifar10: 2,000 training and
 500 test images) in --work/dry_run, one recipe a side (sma-b16, he-b128), 2 epochs, targets
@@ -38,7 +40,7 @@ def add_arguments(ap):
                          "about a minute (short runs, low targets)")
     ap.add_argument("--resume", action="store_true",
                     help="statistical: keep the finished runs of tta_runs.jsonl and go on from "
-                         "the checkpoint of an interrupted Crossbow run")
+                         "the checkpoint of an interrupted run")
 
 
 def settle(args):
@@ -100,8 +102,12 @@ def run_crossbow(args, name, recipe, dbs, train_images):
 
 
 def run_pytorch(args, name, mode, recipe, folder):
+    checkpoint = os.path.join(args.work, f"tta_{name}_{mode}.pt")
+    if not args.resume and os.path.exists(checkpoint):
+        os.remove(checkpoint)  # a rerun must not report the time of an earlier run
     spec = dict(folder=folder, batch=recipe["batch"], epochs=args.epochs, peer_mode=mode,
-                target=args.targets[-1], seed=0, options=recipe["options"])
+                target=args.targets[-1], seed=0, options=recipe["options"],
+                checkpoint=checkpoint)
     about, lines = peer.run(args, [os.path.join(SCRIPTS, "torch_tta.py")], spec,
                             {"peer": "statistical", "run": f"{name}/{mode}"}, echo=True)
     return dict(learners=None, compile_s=about.get("compile_s"),

@@ -182,15 +182,21 @@ def test_a_full_run_without_a_peer_stops_saying_how_to_get_one(tmp_path):
     assert not (tmp_path / "w").exists()
 
 
-def test_dry_run_of_the_peer_when_it_has_torch(tmp_path):
-    """One short peer run (batch 512: three steps an epoch on the sample) through the whole
-    pipeline; skipped where the peer venv of scripts/setup_peer.sh has no torch."""
+def peer_with_torch():
+    """The peer venv's Python (scripts/setup_peer.sh) and the bundled sample, or a skip."""
     python = peer.default_python()
     if not os.access(python, os.X_OK) or subprocess.run(
             [python, "-c", "import torch, torchvision"], capture_output=True).returncode:
         pytest.skip(f"no peer Python with torch at {python} (scripts/setup_peer.sh)")
     if not os.path.isdir(SAMPLE):
         pytest.skip(f"no bundled sample at {SAMPLE}")
+    return python
+
+
+def test_dry_run_of_the_peer_when_it_has_torch(tmp_path):
+    """One short peer run (batch 512: three steps an epoch on the sample) through the whole
+    pipeline."""
+    peer_with_torch()
     r = bench(tmp_path, "--recipes", "onecycle-b512", "--epochs", "1", "--threads", "2")
     assert r.returncode == 0, r.stderr[-3000:]
     runs, table, _ = outputs(tmp_path)
@@ -223,3 +229,35 @@ def test_resume_keeps_finished_runs_and_refuses_ones_of_another_budget_or_recipe
     r = bench(tmp_path, "--recipes", "sgd-b16", "--epochs", "1", "--resume")
     assert r.returncode == 1 and "holds sgd-b16 trained with other options than the sweep's " \
         "sgd-b16 now (differing: lr)" in r.stderr
+
+
+def test_the_peers_interrupted_run_ends_where_an_uninterrupted_one_does(tmp_path):
+    """Two epochs in one go against one epoch, a stop and a resume from the checkpoint (no
+    loader workers, so every random draw is restored): the same evaluations and weights. A
+    resume that lost the optimiser's momentum or a random stream leaves the weights apart by
+    far more than the tolerance (thread scheduling alone leaves them bit for bit equal here)."""
+    python = peer_with_torch()
+    options = tta_recipes.torch_recipes(2)["he-b128"]["options"]
+
+    def train(epochs, checkpoint):
+        spec = dict(folder=SAMPLE, work=str(tmp_path), batch=128, epochs=epochs, target=0.99,
+                    threads=2, workers=0, peer_mode="eager", precision="fp32", seed=0,
+                    options=options, checkpoint=str(tmp_path / checkpoint))
+        r = subprocess.run([python, os.path.join(SCRIPTS, "torch_tta.py"), json.dumps(spec)],
+                           capture_output=True, text=True, timeout=600, env=peer.env())
+        assert r.returncode == 0, r.stderr[-3000:]
+        return [json.loads(line) for line in r.stdout.splitlines() if '"accuracy"' in line]
+
+    whole = train(2, "whole.pt")
+    first = train(1, "parts.pt")
+    resumed = train(2, "parts.pt")
+    assert len(whole) == len(resumed) == 2 and resumed[0] == first[0]
+    assert [(e["images"], e["accuracy"]) for e in resumed] == \
+        [(e["images"], e["accuracy"]) for e in whole]
+    compare = ("import sys, torch\n"
+               "a, b = (torch.load(p, weights_only=False)['model'] for p in sys.argv[1:])\n"
+               "print(max(float((a[k].float() - b[k].float()).abs().max()) for k in a))")
+    r = subprocess.run([python, "-c", compare, str(tmp_path / "whole.pt"),
+                        str(tmp_path / "parts.pt")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert float(r.stdout) <= 1e-5
