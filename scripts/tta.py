@@ -83,13 +83,22 @@ def crossbow_curve(records, train_images):
             for r in records if r.get("accuracy") is not None]
 
 
-def run_crossbow(args, name, recipe, dbs, train_images):
+def checkpoint_of(args, name, mode):
+    """Where a run keeps its checkpoint: a folder for Crossbow's trainer, a file for the peer."""
+    return os.path.join(args.work, f"tta_{name}_ckpt" if mode is None else f"tta_{name}_{mode}.pt")
+
+
+def discard(path):
+    if os.path.isdir(path):
+        shutil.rmtree(path)
+    elif os.path.exists(path):
+        os.remove(path)
+
+
+def run_crossbow(args, name, recipe, dbs, train_images, checkpoints):
     import crossbow
     from crossbow.plot import read_metrics
     metrics = os.path.join(args.work, f"tta_{name}.jsonl")
-    checkpoints = os.path.join(args.work, f"tta_{name}_ckpt")
-    if not args.resume and os.path.exists(checkpoints):
-        shutil.rmtree(checkpoints)  # a rerun must not report the time of an earlier run
     result = crossbow.Trainer(net="resnet20", train_db=dbs["train"], test_db=dbs["test"],
                               target_accuracy=args.targets[-1],
                               metrics=metrics, workers=args.workers,
@@ -101,10 +110,7 @@ def run_crossbow(args, name, recipe, dbs, train_images):
                 curve=crossbow_curve(read_metrics(metrics), train_images))
 
 
-def run_pytorch(args, name, mode, recipe, folder):
-    checkpoint = os.path.join(args.work, f"tta_{name}_{mode}.pt")
-    if not args.resume and os.path.exists(checkpoint):
-        os.remove(checkpoint)  # a rerun must not report the time of an earlier run
+def run_pytorch(args, name, mode, recipe, folder, checkpoint):
     spec = dict(folder=folder, batch=recipe["batch"], epochs=args.epochs, peer_mode=mode,
                 target=args.targets[-1], seed=0, options=recipe["options"],
                 checkpoint=checkpoint)
@@ -138,7 +144,7 @@ def statistical(args, chosen, folder, dbs):
             raise SystemExit(f"bench_train: --resume: {path} holds {r['run']} trained with "
                              f"other options than the sweep's {r['recipe']} now (differing: "
                              f"{', '.join(changed)}): use another --work, or delete its line "
-                             "(and a Crossbow run's tta_<run>_ckpt folder) to rerun it")
+                             "to rerun it")
     done = {r["run"] for r in runs}
     train_images = count_images(os.path.join(folder, "train"))
     for name, recipe in chosen.items():
@@ -148,13 +154,17 @@ def statistical(args, chosen, folder, dbs):
             if label in done:
                 continue
             print(json.dumps({"tta_run": label, "about": recipe["about"]}), flush=True)
-            out = (run_crossbow(args, name, recipe, dbs, train_images) if mode is None
-                   else run_pytorch(args, name, mode, recipe, folder))
+            checkpoint = checkpoint_of(args, name, mode)
+            if not args.resume:
+                discard(checkpoint)  # a rerun must not report the time of an earlier run
+            out = (run_crossbow(args, name, recipe, dbs, train_images, checkpoint)
+                   if mode is None else run_pytorch(args, name, mode, recipe, folder, checkpoint))
             runs.append(dict(run=label, side=recipe["side"], recipe=name, mode=mode,
                              batch=recipe["batch"], about=recipe["about"],
                              options=recipe["options"], precision=args.precision,
                              epochs_budget=args.epochs, **out))
             tta_report.write_runs(runs, path)  # after each run: a crash keeps those done
+            discard(checkpoint)  # recorded: a rerun after deleting its line starts afresh
     report(args, runs)
 
 
