@@ -159,6 +159,11 @@ def statistical(args, chosen, folder, dbs):
                 discard(checkpoint)  # a rerun must not report the time of an earlier run
             out = (run_crossbow(args, name, recipe, dbs, train_images, checkpoint)
                    if mode is None else run_pytorch(args, name, mode, recipe, folder, checkpoint))
+            if out.get("stop", "").startswith("signal"):
+                # Not a finished run: recording it would put a truncated curve in the table.
+                raise SystemExit(f"bench_train: {label} stopped by a {out['stop']}, not "
+                                 f"recorded; its checkpoint {checkpoint} is kept: the same "
+                                 "command with --resume goes on from it")
             runs.append(dict(run=label, side=recipe["side"], recipe=name, mode=mode,
                              batch=recipe["batch"], about=recipe["about"],
                              options=recipe["options"], precision=args.precision,

@@ -4,8 +4,10 @@ of the sweep; and the dry run end to end on the bundled sample (Crossbow alone, 
 where a peer Python with torch exists)."""
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -229,6 +231,35 @@ def test_resume_keeps_finished_runs_and_refuses_ones_of_another_budget_or_recipe
     r = bench(tmp_path, "--recipes", "sgd-b16", "--epochs", "1", "--resume")
     assert r.returncode == 1 and "holds sgd-b16 trained with other options than the sweep's " \
         "sgd-b16 now (differing: lr)" in r.stderr
+
+
+def test_a_crossbow_run_stopped_by_a_signal_is_kept_for_resume_not_recorded(tmp_path):
+    """SIGTERM after the first evaluation: the trainer stops cleanly, and the sweep stops with
+    it, leaving the run out of tta_runs.jsonl (a truncated curve is no result) and its
+    checkpoint in place; --resume then finishes it."""
+    pytest.importorskip("crossbow._C")
+    if not os.path.isdir(SAMPLE):
+        pytest.skip(f"no bundled sample at {SAMPLE}")
+    args = ["--recipes", "sgd-b16", "--epochs", "3", "--targets", "0.99"]
+    proc = subprocess.Popen([sys.executable, os.path.join(SCRIPTS, "bench_train.py"),
+                             "statistical", "--work", str(tmp_path), "--dry-run", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    metrics = tmp_path / "dry_run" / "tta_sgd-b16.jsonl"
+    deadline = time.monotonic() + 300
+    while '"accuracy":' not in (metrics.read_text() if metrics.exists() else ""):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, out + err
+    assert "sgd-b16 stopped by a signal (SIGTERM), not recorded; its checkpoint" in err, err
+    assert (tmp_path / "dry_run" / "tta_sgd-b16_ckpt").is_dir()
+    assert not (tmp_path / "dry_run" / "tta_runs.jsonl").exists()
+    r = bench(tmp_path, *args, "--resume")
+    assert r.returncode == 0, r.stderr[-3000:]
+    runs, _, _ = outputs(tmp_path)
+    assert [x["run"] for x in runs] == ["sgd-b16"] and runs[0]["stop"] == "epochs"
+    assert runs[0]["curve"][-1]["epoch"] == pytest.approx(3, abs=0.01)
 
 
 def test_the_peers_interrupted_run_ends_where_an_uninterrupted_one_does(tmp_path):
