@@ -1,13 +1,15 @@
 """bench_train.py statistical: time to accuracy, Crossbow against PyTorch on the same machine in
 the same run. Every recipe of the stated sweep (tta_recipes.py; --recipes picks some) trains
-ResNet-20 on CIFAR-10 for at most --epochs, evaluated on the whole test set after every epoch,
+ResNet-20 on CIFAR-10 for at most --epochs (a budget its schedule is a fraction of; several
+budgets run every recipe at each: the budget is part of a recipe, and the one that suits a
+target best differs between targets), evaluated on the whole test set after every epoch,
 until the highest of --targets; PyTorch's recipes in every --modes configuration. Written to
 the --work folder ($WORK): $WORK/tta_runs.jsonl (one line per run with its accuracy-against-time
-curve; --resume keeps the runs already there, refusing any of another budget, precision or
-recipe options, and continues an interrupted run from its checkpoint: tta_<run>_ckpt/ for
-Crossbow's, tta_<recipe>_<mode>.pt for the peer's), $WORK/tta_table.md (the table, also
-printed) and $WORK/tta_curves.png; the last JSON lines give, per target, each side's fastest
-run and the ratios (bench "train_tta").
+curve; --resume keeps the runs already there, refusing any of another precision or of recipe
+options the sweep no longer gives, and continues an interrupted run from its checkpoint:
+tta_<recipe>_<budget>ep_ckpt/ for Crossbow's, tta_<recipe>_<mode>_<budget>ep.pt for the
+peer's), $WORK/tta_table.md (the table, also printed) and $WORK/tta_curves.png; the last JSON
+lines give, per target, each side's fastest run and the ratios (bench "train_tta").
 
 --dry-run: the whole pipeline on the bundled sample (data/samples/cifar10: 2,000 training and
 500 test images) in --work/dry_run, one recipe a side (sma-b16, he-b128), 2 epochs, targets
@@ -23,13 +25,14 @@ import tta_recipes
 import tta_report
 
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
-FULL = dict(epochs=30, targets=[0.8, 0.85], modes=list(peer.MODES), recipes=None)
-DRY = dict(epochs=2, targets=[0.15, 0.2], modes=["eager"], recipes=["sma-b16", "he-b128"])
+FULL = dict(epochs=[30], targets=[0.8, 0.85], modes=list(peer.MODES), recipes=None)
+DRY = dict(epochs=[2], targets=[0.15, 0.2], modes=["eager"], recipes=["sma-b16", "he-b128"])
 
 
 def add_arguments(ap):
-    ap.add_argument("--epochs", type=int, help=f"statistical: each run's budget (default "
-                    f"{FULL['epochs']}; schedules are fractions of it)")
+    ap.add_argument("--epochs", type=int, nargs="+",
+                    help=f"statistical: each run's budget, or several: every recipe at each "
+                    f"(default {FULL['epochs'][0]}; schedules are fractions of it)")
     ap.add_argument("--targets", type=float, nargs="+",
                     help="statistical: test top-1 targets in (0, 1) (default 0.8 0.85; add 0.9 "
                          "with --epochs 60 or more); a run stops at the highest")
@@ -45,8 +48,8 @@ def add_arguments(ap):
 
 def settle(args):
     """Fills in the defaults of a full or a dry run, checks --targets and --recipes, and finds
-    the peer: returns the sweep {name: recipe} it can run. Without a peer a dry run goes on with
-    Crossbow alone; a full one stops (unless it runs Crossbow's recipes alone)."""
+    the peer: returns the sweep it can run, {budget: {name: recipe}}. Without a peer a dry run
+    goes on with Crossbow alone; a full one stops (unless it runs Crossbow's recipes alone)."""
     defaults = DRY if args.dry_run else FULL
     for key, value in defaults.items():
         if getattr(args, key) is None:
@@ -56,13 +59,14 @@ def settle(args):
     if not all(0 < t < 1 for t in args.targets):
         raise SystemExit(f"bench_train: --targets must lie in (0, 1), got {args.targets}")
     args.targets = sorted(args.targets)
-    if not args.epochs > 0:
+    if not all(e > 0 for e in args.epochs):
         raise SystemExit(f"bench_train: --epochs must be > 0, got {args.epochs}")
+    args.epochs = sorted(set(args.epochs))
     try:
-        chosen = tta_recipes.sweep(args.epochs, args.recipes)
+        chosen = {e: tta_recipes.sweep(e, args.recipes) for e in args.epochs}
     except ValueError as e:
         raise SystemExit(f"bench_train: {e}") from None
-    if any(r["side"] == "pytorch" for r in chosen.values()):
+    if any(r["side"] == "pytorch" for r in chosen[args.epochs[0]].values()):
         try:
             info = peer.describe(args.peer_python)
         except RuntimeError as e:
@@ -70,7 +74,8 @@ def settle(args):
                 raise SystemExit(f"bench_train statistical: {e}\n(--recipes with Crossbow's "
                                  "recipes alone runs without a peer)") from None
             print(f"no PyTorch peer, so Crossbow alone: {e}", flush=True)
-            return {n: r for n, r in chosen.items() if r["side"] == "crossbow"}
+            return {e: {n: r for n, r in by_name.items() if r["side"] == "crossbow"}
+                    for e, by_name in chosen.items()}
         args.modes, notes = peer.modes(info, args.modes)
         print(peer.banner(info), *notes, sep="\n", flush=True)
     return chosen
@@ -83,9 +88,10 @@ def crossbow_curve(records, train_images):
             for r in records if r.get("accuracy") is not None]
 
 
-def checkpoint_of(args, name, mode):
+def checkpoint_of(args, name, mode, epochs):
     """Where a run keeps its checkpoint: a folder for Crossbow's trainer, a file for the peer."""
-    return os.path.join(args.work, f"tta_{name}_ckpt" if mode is None else f"tta_{name}_{mode}.pt")
+    return os.path.join(args.work, f"tta_{name}_{epochs}ep_ckpt" if mode is None
+                        else f"tta_{name}_{mode}_{epochs}ep.pt")
 
 
 def discard(path):
@@ -95,10 +101,10 @@ def discard(path):
         os.remove(path)
 
 
-def run_crossbow(args, name, recipe, dbs, train_images, checkpoints):
+def run_crossbow(args, name, epochs, recipe, dbs, train_images, checkpoints):
     import crossbow
     from crossbow.plot import read_metrics
-    metrics = os.path.join(args.work, f"tta_{name}.jsonl")
+    metrics = os.path.join(args.work, f"tta_{name}_{epochs}ep.jsonl")
     result = crossbow.Trainer(net="resnet20", train_db=dbs["train"], test_db=dbs["test"],
                               target_accuracy=args.targets[-1],
                               metrics=metrics, workers=args.workers,
@@ -110,12 +116,13 @@ def run_crossbow(args, name, recipe, dbs, train_images, checkpoints):
                 curve=crossbow_curve(read_metrics(metrics), train_images))
 
 
-def run_pytorch(args, name, mode, recipe, folder, checkpoint):
-    spec = dict(folder=folder, batch=recipe["batch"], epochs=args.epochs, peer_mode=mode,
+def run_pytorch(args, name, epochs, mode, recipe, folder, checkpoint):
+    spec = dict(folder=folder, batch=recipe["batch"], epochs=epochs, peer_mode=mode,
                 target=args.targets[-1], seed=0, options=recipe["options"],
                 checkpoint=checkpoint)
     about, lines = peer.run(args, [os.path.join(SCRIPTS, "torch_tta.py")], spec,
-                            {"peer": "statistical", "run": f"{name}/{mode}"}, echo=True)
+                            {"peer": "statistical", "run": f"{name}/{mode}",
+                             "budget": epochs}, echo=True)
     return dict(learners=None, compile_s=about.get("compile_s"),
                 curve=[{k: line[k] for k in ("epoch", "time", "accuracy", "images")}
                        for line in lines if "accuracy" in line])
@@ -128,56 +135,61 @@ def count_images(split_folder):
 def statistical(args, chosen, folder, dbs):
     path = os.path.join(args.work, "tta_runs.jsonl")
     runs = tta_report.read_runs(path) if args.resume and os.path.exists(path) else []
-    now = tta_recipes.sweep(args.epochs)
     for r in runs:
-        if (r["epochs_budget"], r["precision"]) != (args.epochs, args.precision):
-            raise SystemExit(f"bench_train: --resume: {path} holds {r['run']} of "
-                             f"{r['epochs_budget']} epochs in {r['precision']}, not "
-                             f"{args.epochs} in {args.precision}: use another --work")
+        if r["precision"] != args.precision:
+            raise SystemExit(f"bench_train: --resume: {path} holds {tta_report.name_of(r)} "
+                             f"in {r['precision']}, not {args.precision}: use another --work")
+        now = tta_recipes.sweep(r["epochs_budget"])
         if r["recipe"] not in now:
-            raise SystemExit(f"bench_train: --resume: {path} holds {r['run']}, a recipe the "
-                             "sweep no longer has: use another --work")
+            raise SystemExit(f"bench_train: --resume: {path} holds {tta_report.name_of(r)}, a "
+                             "recipe the sweep no longer has: use another --work")
         options = json.loads(json.dumps(now[r["recipe"]]["options"]))  # as stored: lists
         changed = sorted(k for k in {**options, **r["options"]}
                          if options.get(k) != r["options"].get(k))
         if changed:
-            raise SystemExit(f"bench_train: --resume: {path} holds {r['run']} trained with "
-                             f"other options than the sweep's {r['recipe']} now (differing: "
-                             f"{', '.join(changed)}): use another --work, or delete its line "
-                             "to rerun it")
-    done = {r["run"] for r in runs}
+            raise SystemExit(f"bench_train: --resume: {path} holds {tta_report.name_of(r)} "
+                             f"trained with other options than the sweep's {r['recipe']} now "
+                             f"(differing: {', '.join(changed)}): use another --work, or "
+                             "delete its line to rerun it")
+    done = {(r["run"], r["epochs_budget"]) for r in runs}
     train_images = count_images(os.path.join(folder, "train"))
-    for name, recipe in chosen.items():
-        modes = [None] if recipe["side"] == "crossbow" else args.modes
-        for mode in modes:
-            label = name if mode is None else f"{name}/{mode}"
-            if label in done:
-                continue
-            print(json.dumps({"tta_run": label, "about": recipe["about"]}), flush=True)
-            checkpoint = checkpoint_of(args, name, mode)
-            if not args.resume:
-                discard(checkpoint)  # a rerun must not report the time of an earlier run
-            out = (run_crossbow(args, name, recipe, dbs, train_images, checkpoint)
-                   if mode is None else run_pytorch(args, name, mode, recipe, folder, checkpoint))
-            if out.get("stop", "").startswith("signal"):
-                # Not a finished run: recording it would put a truncated curve in the table.
-                raise SystemExit(f"bench_train: {label} stopped by a {out['stop']}, not "
-                                 f"recorded; its checkpoint {checkpoint} is kept: the same "
-                                 "command with --resume goes on from it")
-            runs.append(dict(run=label, side=recipe["side"], recipe=name, mode=mode,
-                             batch=recipe["batch"], about=recipe["about"],
-                             options=recipe["options"], precision=args.precision,
-                             epochs_budget=args.epochs, **out))
-            tta_report.write_runs(runs, path)  # after each run: a crash keeps those done
-            discard(checkpoint)  # recorded: a rerun after deleting its line starts afresh
+    for epochs, by_name in chosen.items():
+        for name, recipe in by_name.items():
+            for mode in [None] if recipe["side"] == "crossbow" else args.modes:
+                label = name if mode is None else f"{name}/{mode}"
+                if (label, epochs) not in done:
+                    runs.append(train(args, epochs, name, mode, recipe, folder, dbs,
+                                      train_images))
+                    tta_report.write_runs(runs, path)  # after each run: a crash keeps those done
+                    discard(checkpoint_of(args, name, mode, epochs))  # a rerun starts afresh
     report(args, runs)
+
+
+def train(args, epochs, name, mode, recipe, folder, dbs, train_images):
+    """One run of the sweep, as tta_runs.jsonl records it."""
+    label = name if mode is None else f"{name}/{mode}"
+    print(json.dumps({"tta_run": label, "budget": epochs, "about": recipe["about"]}), flush=True)
+    checkpoint = checkpoint_of(args, name, mode, epochs)
+    if not args.resume:
+        discard(checkpoint)  # a rerun must not report the time of an earlier run
+    out = (run_crossbow(args, name, epochs, recipe, dbs, train_images, checkpoint)
+           if mode is None else run_pytorch(args, name, epochs, mode, recipe, folder, checkpoint))
+    if out.get("stop", "").startswith("signal"):
+        # Not a finished run: recording it would put a truncated curve in the table.
+        raise SystemExit(f"bench_train: {label} stopped by a {out['stop']}, not recorded; its "
+                         f"checkpoint {checkpoint} is kept: the same command with --resume "
+                         "goes on from it")
+    return dict(run=label, side=recipe["side"], recipe=name, mode=mode, batch=recipe["batch"],
+                about=recipe["about"], options=recipe["options"], precision=args.precision,
+                epochs_budget=epochs, **out)
 
 
 def report(args, runs):
     table = tta_report.table(runs, args.targets)
     with open(os.path.join(args.work, "tta_table.md"), "w") as f:
         f.write(table)
-    print(f"ResNet-20, CIFAR-10, {args.precision}, budget {args.epochs} epochs; times are "
+    budgets = ", ".join(str(e) for e in sorted({r["epochs_budget"] for r in runs}))
+    print(f"ResNet-20, CIFAR-10, {args.precision}, budgets of {budgets} epochs; times are "
           "training time (evaluation and torch.compile's compilation excluded)")
     print(table)
     for t in args.targets:

@@ -1,6 +1,6 @@
 """The stated sweep of bench_train.py statistical: the recipes each side is tried with, the
-same number on each side, all over the same budget of epochs (their schedules are fractions
-of it), ResNet-20, momentum 0.9 and weight decay 1e-4 throughout.
+same number on each side, each over every budget of epochs the sweep is given (their
+schedules are fractions of it), ResNet-20, momentum 0.9 and weight decay 1e-4 throughout.
 
 PyTorch (each in every --modes configuration: eager, channels_last, torch.compile):
   he-b128        He et al. 2016: batch 128, lr 0.1, /10 at 1/2 and 3/4 of the run.

@@ -1,14 +1,19 @@
 """What bench_train.py statistical reports from its runs, as pure functions of their curves.
 
 A run is a dict: run (its name), side ("crossbow" or "pytorch"), recipe, mode (the peer's
-configuration; None for Crossbow), batch, learners (None where one process, the peer),
-about (the recipe in words) and curve: one point per evaluation, {"epoch", "time",
-"accuracy", "images"}, where time is training time (evaluation and compilation excluded)
-and epoch is images / training images, so that on both sides time = epochs x training
-images / (images / s): a target's time splits exactly into statistical efficiency (epochs)
-and hardware efficiency (images/s).
+configuration; None for Crossbow), epochs_budget (a run is its name and its budget), batch,
+learners (None where one process, the peer), about (the recipe in words) and curve: one point
+per evaluation, {"epoch", "time", "accuracy", "images"}, where time is training time
+(evaluation and compilation excluded) and epoch is images / training images, so that on both
+sides time = epochs x training images / (images / s): a target's time splits exactly into
+statistical efficiency (epochs) and hardware efficiency (images/s).
 """
 import json
+
+
+def name_of(run):
+    """The run's name with its budget: "sma-b16, 20 ep"."""
+    return f"{run['run']}, {run['epochs_budget']} ep"
 
 
 def first_reaching(curve, target):
@@ -57,13 +62,13 @@ def verdict(runs, target):
             out[side] = None if top is None else {
                 "reached": False, "best_accuracy": top, "short_points": 100 * (target - top)}
         else:
-            out[side] = {"reached": True, "run": found[0]["run"], **found[1]}
+            out[side] = {"reached": True, "run": name_of(found[0]), **found[1]}
     cb, pt = best["crossbow"], best["pytorch"]
     if cb and pt:
         out.update(time_ratio=cb[1]["time"] / pt[1]["time"],
                    epochs_ratio=cb[1]["epochs"] / pt[1]["epochs"],
                    speed_ratio=cb[1]["images_per_s"] / pt[1]["images_per_s"])
-        out["slower_than"] = [r["run"] for r in runs if r["side"] == "pytorch"
+        out["slower_than"] = [name_of(r) for r in runs if r["side"] == "pytorch"
                               and (a := at_target(r, target)) and a["time"] < cb[1]["time"]]
     return out
 
@@ -92,7 +97,7 @@ def table(runs, targets):
         batch = (f"{r['batch']}, one process" if r["learners"] is None
                  else f"{r['batch']} x {r['learners']} learner(s)")
         cells = " | ".join(_cell(at_target(r, t)) for t in targets)
-        lines.append(f"| {r['side']} | {r['run']} | {batch} | {speed} | "
+        lines.append(f"| {r['side']} | {name_of(r)} | {batch} | {speed} | "
                      f"{cells} | {100 * best_accuracy(r):.2f}% |")
     lines += ["", "| target | Crossbow's fastest | PyTorch's fastest | time (x PyTorch's) | "
               "epochs (x) | images/s (x) | PyTorch runs faster than Crossbow's fastest |",
@@ -133,7 +138,7 @@ def plot(runs, targets, output,
     for i, r in enumerate(runs):
         style = dict(color=colours[i % len(colours)], marker="o", markersize=3, linewidth=1.2,
                      linestyle="-" if r["side"] == "crossbow" else "--",
-                     label=f"{r['side']} {r['run']}")
+                     label=f"{r['side']} {name_of(r)}")
         for ax, x in zip(axes, ("time", "epoch")):
             ax.plot([p[x] for p in r["curve"]], [100 * (p["accuracy"] or 0) for p in r["curve"]],
                     **style)

@@ -29,9 +29,9 @@ def curve(*points, train_images=1000):
             for e, t, a in points]
 
 
-def run(name, side, points, learners=2):
+def run(name, side, points, learners=2, budget=30):
     return {"run": name, "side": side, "batch": 16, "learners": learners if side == "crossbow"
-            else None, "curve": curve(*points)}
+            else None, "epochs_budget": budget, "curve": curve(*points)}
 
 
 def test_a_target_is_met_by_the_first_evaluation_at_or_above_it_even_if_accuracy_falls_back():
@@ -54,18 +54,22 @@ def test_images_per_s_runs_to_the_target_so_time_is_epochs_over_rate():
 
 
 def test_verdict_takes_each_sides_soonest_run_and_splits_the_ratio_into_epochs_and_speed():
+    """A recipe at two budgets is two runs: the shorter one, dropping its rate sooner, is
+    the sooner to this target."""
     runs = [run("sma-b16", "crossbow", [(4, 40, 0.7), (8, 80, 0.81)]),
+            run("sma-b16", "crossbow", [(4, 40, 0.7), (7, 70, 0.80)], budget=20),
             run("sgd-b16", "crossbow", [(6, 120, 0.80)], learners=1),      # fewer epochs, later
             run("he-b128/eager", "pytorch", [(5, 100, 0.79), (6, 120, 0.82)]),
             run("he-b128/compile", "pytorch", [(5, 70, 0.79), (6, 84, 0.80)]),
             run("goyal-b512/compile", "pytorch", [(4, 60, 0.80)])]
     v = tta_report.verdict(runs, 0.8)
-    assert v["crossbow"]["run"] == "sma-b16" and v["pytorch"]["run"] == "goyal-b512/compile"
-    assert v["time_ratio"] == pytest.approx(80 / 60)
-    assert v["epochs_ratio"] == pytest.approx(8 / 4)
-    assert v["speed_ratio"] == pytest.approx((8000 / 80) / (4000 / 60))
+    assert v["crossbow"]["run"] == "sma-b16, 20 ep"
+    assert v["pytorch"]["run"] == "goyal-b512/compile, 30 ep"
+    assert v["time_ratio"] == pytest.approx(70 / 60)
+    assert v["epochs_ratio"] == pytest.approx(7 / 4)
+    assert v["speed_ratio"] == pytest.approx((7000 / 70) / (4000 / 60))
     assert v["time_ratio"] == pytest.approx(v["epochs_ratio"] / v["speed_ratio"])
-    assert v["slower_than"] == ["goyal-b512/compile"]  # 84 s and 120 s come after 80 s
+    assert v["slower_than"] == ["goyal-b512/compile, 30 ep"]  # 84 s and 120 s: after 70 s
 
 
 def test_a_side_that_misses_the_target_says_its_best_and_how_far_short():
@@ -74,14 +78,14 @@ def test_a_side_that_misses_the_target_says_its_best_and_how_far_short():
     v = tta_report.verdict(runs, 0.85)
     assert v["crossbow"] == {"reached": False, "best_accuracy": 0.8412,
                              "short_points": pytest.approx(0.88)}
-    assert "time_ratio" not in v and v["pytorch"]["run"] == "he-b128/eager"
+    assert "time_ratio" not in v and v["pytorch"]["run"] == "he-b128/eager, 30 ep"
     text = tta_report.table(runs, [0.8, 0.85])
-    assert "| crossbow | sma-b16 | 16 x 2 learner(s) | 100 | 10.00 ep, 100 s | not reached |" \
-        in text
-    assert "| pytorch | he-b128/eager | 16, one process | 67 |" in text
+    assert "| crossbow | sma-b16, 30 ep | 16 x 2 learner(s) | 100 | 10.00 ep, 100 s | not " \
+        "reached |" in text
+    assert "| pytorch | he-b128/eager, 30 ep | 16, one process | 67 |" in text
     assert "not reached (best 84.12%, 0.88 short)" in text
-    assert "| 80% | sma-b16: 10.00 ep, 100 s, 100 img/s | he-b128/eager: 10.00 ep, 150 s, " \
-        "67 img/s | 0.67 | 1.00 | 1.50 | none |" in text
+    assert "| 80% | sma-b16, 30 ep: 10.00 ep, 100 s, 100 img/s | he-b128/eager, 30 ep: 10.00 " \
+        "ep, 150 s, 67 img/s | 0.67 | 1.00 | 1.50 | none |" in text
     assert tta_report.verdict(runs[:1], 0.8)["pytorch"] is None  # a side not run at all
 
 
@@ -160,7 +164,7 @@ def test_dry_run_without_a_peer_runs_crossbow_alone_to_table_jsonl_and_plot(tmp_
     point = runs[0]["curve"][-1]
     assert point["epoch"] == pytest.approx(1, abs=0.01) and point["images"] == \
         pytest.approx(2000, abs=20) and 0 < point["time"]
-    assert "| crossbow | sgd-b16 | 16 x 1 learner(s) |" in table and "| 5% |" in table
+    assert "| crossbow | sgd-b16, 1 ep | 16 x 1 learner(s) |" in table and "| 5% |" in table
     assert png.startswith(b"\x89PNG")
     verdicts = [json.loads(line) for line in r.stdout.splitlines()
                 if line.startswith('{"bench": "train_tta"')]
@@ -207,10 +211,10 @@ def test_dry_run_of_the_peer_when_it_has_torch(tmp_path):
     assert runs[0]["curve"] == [pytest.approx(
         {"epoch": 1536 / 2000, "time": runs[0]["curve"][0]["time"],
          "accuracy": runs[0]["curve"][0]["accuracy"], "images": 1536})]
-    assert "| pytorch | onecycle-b512/eager | 512, one process |" in table
+    assert "| pytorch | onecycle-b512/eager, 1 ep | 512, one process |" in table
 
 
-def test_resume_keeps_finished_runs_and_refuses_ones_of_another_budget_or_recipe(tmp_path):
+def test_resume_keeps_finished_runs_adds_other_budgets_and_refuses_changed_ones(tmp_path):
     pytest.importorskip("crossbow._C")
     if not os.path.isdir(SAMPLE):
         pytest.skip(f"no bundled sample at {SAMPLE}")
@@ -222,15 +226,21 @@ def test_resume_keeps_finished_runs_and_refuses_ones_of_another_budget_or_recipe
     r = bench(tmp_path, "--recipes", "sgd-b16", "--epochs", "1", "--resume")
     assert r.returncode == 0, r.stderr[-3000:]
     assert '"tta_run"' not in r.stdout  # nothing trained: the table comes from the stored run
-    assert "| crossbow | sgd-b16 | 16 x 1 learner(s) | 105 | 1.00 ep, 10 s | 1.00 ep, 10 s |" \
-        in outputs(tmp_path)[1]
-    r = bench(tmp_path, "--recipes", "sgd-b16", "--epochs", "2", "--resume")
-    assert r.returncode == 1 and "holds sgd-b16 of 1 epochs in fp32, not 2 in fp32" in r.stderr
-    stale = dict(done, options=dict(done["options"], lr=0.1))  # the rule has changed since
-    tta_report.write_runs([stale], tmp_path / "dry_run" / "tta_runs.jsonl")
-    r = bench(tmp_path, "--recipes", "sgd-b16", "--epochs", "1", "--resume")
-    assert r.returncode == 1 and "holds sgd-b16 trained with other options than the sweep's " \
-        "sgd-b16 now (differing: lr)" in r.stderr
+    assert "| crossbow | sgd-b16, 1 ep | 16 x 1 learner(s) | 105 | 1.00 ep, 10 s | 1.00 ep, " \
+        "10 s |" in outputs(tmp_path)[1]
+    r = bench(tmp_path, "--recipes", "sgd-b16", "--epochs", "2", "1", "--resume")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert [json.loads(line)["budget"] for line in r.stdout.splitlines()
+            if line.startswith('{"tta_run"')] == [2]  # the new budget alone is trained
+    assert [(x["run"], x["epochs_budget"]) for x in outputs(tmp_path)[0]] == \
+        [("sgd-b16", 1), ("sgd-b16", 2)]
+    for stored, complaint in ((dict(done, precision="bf16"), "in bf16, not fp32"),
+                              (dict(done, options=dict(done["options"], lr=0.1)),  # a new rule
+                               "trained with other options than the sweep's sgd-b16 now "
+                               "(differing: lr)")):
+        tta_report.write_runs([stored], tmp_path / "dry_run" / "tta_runs.jsonl")
+        r = bench(tmp_path, "--recipes", "sgd-b16", "--epochs", "1", "--resume")
+        assert r.returncode == 1 and f"holds sgd-b16, 1 ep {complaint}" in r.stderr, r.stderr
 
 
 def test_a_crossbow_run_stopped_by_a_signal_is_kept_for_resume_not_recorded(tmp_path):
@@ -244,7 +254,7 @@ def test_a_crossbow_run_stopped_by_a_signal_is_kept_for_resume_not_recorded(tmp_
     proc = subprocess.Popen([sys.executable, os.path.join(SCRIPTS, "bench_train.py"),
                              "statistical", "--work", str(tmp_path), "--dry-run", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    metrics = tmp_path / "dry_run" / "tta_sgd-b16.jsonl"
+    metrics = tmp_path / "dry_run" / "tta_sgd-b16_3ep.jsonl"
     deadline = time.monotonic() + 300
     while '"accuracy":' not in (metrics.read_text() if metrics.exists() else ""):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -253,7 +263,7 @@ def test_a_crossbow_run_stopped_by_a_signal_is_kept_for_resume_not_recorded(tmp_
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 1, out + err
     assert "sgd-b16 stopped by a signal (SIGTERM), not recorded; its checkpoint" in err, err
-    assert (tmp_path / "dry_run" / "tta_sgd-b16_ckpt").is_dir()
+    assert (tmp_path / "dry_run" / "tta_sgd-b16_3ep_ckpt").is_dir()
     assert not (tmp_path / "dry_run" / "tta_runs.jsonl").exists()
     r = bench(tmp_path, *args, "--resume")
     assert r.returncode == 0, r.stderr[-3000:]
