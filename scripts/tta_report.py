@@ -134,7 +134,7 @@ def plot(runs, targets, output,
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(13, 5))
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colours = plt.get_cmap("tab20").colors  # a sweep over several budgets has 16 runs or more
     for i, r in enumerate(runs):
         style = dict(color=colours[i % len(colours)], marker="o", markersize=3, linewidth=1.2,
                      linestyle="-" if r["side"] == "crossbow" else "--",
