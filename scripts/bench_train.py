@@ -14,9 +14,10 @@
   statistical time to accuracy on the full CIFAR-10 (scripts/tta.py): ResNet-20, each side's
               recipes of a stated sweep (scripts/tta_recipes.py: four a side, PyTorch's in
               every --modes configuration) up to --targets (default 80% and 85%) within
-              each budget of --epochs; per run epochs, images/s and training time to each target, a JSONL
-              of every run's curve, a markdown table and one plot. Hours on a 2-core
-              machine; --dry-run runs the whole pipeline on the bundled sample in a minute.
+              each budget of --epochs; per run epochs, images/s and training time to each
+              target, a JSONL of every run's curve, a markdown table and one plot. Hours on
+              a 2-core machine; --dry-run runs the whole pipeline on the bundled sample in a
+              minute.
   compare     the synchronisers side by side (sma, easgd, localsgd, diloco, ssgd, sgd):
               ResNet-20 at batch 16 on the full CIFAR-10 for the same training time each
               (2 learners, SGD 1), test accuracy every half epoch; for the model-averaging
