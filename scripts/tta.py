@@ -120,9 +120,15 @@ def run_pytorch(args, name, epochs, mode, recipe, folder, checkpoint):
     spec = dict(folder=folder, batch=recipe["batch"], epochs=epochs, peer_mode=mode,
                 target=args.targets[-1], seed=0, options=recipe["options"],
                 checkpoint=checkpoint)
-    about, lines = peer.run(args, [os.path.join(SCRIPTS, "torch_tta.py")], spec,
-                            {"peer": "statistical", "run": f"{name}/{mode}",
-                             "budget": epochs}, echo=True)
+    try:
+        about, lines = peer.run(args, [os.path.join(SCRIPTS, "torch_tta.py")], spec,
+                                {"peer": "statistical", "run": f"{name}/{mode}",
+                                 "budget": epochs}, echo=True)
+    except (RuntimeError, KeyboardInterrupt) as e:
+        why = "interrupted" if isinstance(e, KeyboardInterrupt) else str(e)
+        raise SystemExit(f"bench_train: {name}/{mode}, {epochs} ep stopped, not recorded "
+                         f"({why}); its checkpoint {checkpoint}, saved at each evaluation, is "
+                         "kept: the same command with --resume goes on from it") from None
     return dict(learners=None, compile_s=about.get("compile_s"),
                 curve=[{k: line[k] for k in ("epoch", "time", "accuracy", "images")}
                        for line in lines if "accuracy" in line])

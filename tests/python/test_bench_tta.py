@@ -272,6 +272,36 @@ def test_a_crossbow_run_stopped_by_a_signal_is_kept_for_resume_not_recorded(tmp_
     assert runs[0]["curve"][-1]["epoch"] == pytest.approx(3, abs=0.01)
 
 
+def test_a_peer_killed_mid_run_stops_the_sweep_with_its_checkpoint_kept(tmp_path):
+    """SIGTERM to the peer's process after its first evaluation: the sweep says which run
+    stopped and where its checkpoint is, records nothing, and --resume finishes the run."""
+    peer_with_torch()
+    args = ["--recipes", "onecycle-b512", "--epochs", "3", "--threads", "2"]
+    proc = subprocess.Popen([sys.executable, os.path.join(SCRIPTS, "bench_train.py"),
+                             "statistical", "--work", str(tmp_path), "--dry-run", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if '"accuracy"' in line:
+            break
+    children = [int(c) for t in os.listdir(f"/proc/{proc.pid}/task")
+                for c in open(f"/proc/{proc.pid}/task/{t}/children").read().split()]
+    assert children, "no peer process under bench_train"
+    for pid in children:
+        os.kill(pid, signal.SIGTERM)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, out + err
+    checkpoint = tmp_path / "dry_run" / "tta_onecycle-b512_eager_3ep.pt"
+    assert "onecycle-b512/eager, 3 ep stopped, not recorded (the peer" in err, err
+    assert f"its checkpoint {checkpoint}, saved at each evaluation, is kept" in err, err
+    assert "Traceback" not in err and checkpoint.exists()
+    assert not (tmp_path / "dry_run" / "tta_runs.jsonl").exists()
+    r = bench(tmp_path, *args, "--resume")
+    assert r.returncode == 0, r.stderr[-3000:]
+    runs, _, _ = outputs(tmp_path)
+    assert [x["run"] for x in runs] == ["onecycle-b512/eager"]
+    assert len(runs[0]["curve"]) == 3  # the resumed run's evaluations and the one before
+
+
 def test_the_peers_interrupted_run_ends_where_an_uninterrupted_one_does(tmp_path):
     """Two epochs in one go against one epoch, a stop and a resume from the checkpoint (no
     loader workers, so every random draw is restored): the same evaluations and weights. A
