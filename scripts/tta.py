@@ -120,15 +120,9 @@ def run_pytorch(args, name, epochs, mode, recipe, folder, checkpoint):
     spec = dict(folder=folder, batch=recipe["batch"], epochs=epochs, peer_mode=mode,
                 target=args.targets[-1], seed=0, options=recipe["options"],
                 checkpoint=checkpoint)
-    try:
-        about, lines = peer.run(args, [os.path.join(SCRIPTS, "torch_tta.py")], spec,
-                                {"peer": "statistical", "run": f"{name}/{mode}",
-                                 "budget": epochs}, echo=True)
-    except (RuntimeError, KeyboardInterrupt) as e:
-        why = "interrupted" if isinstance(e, KeyboardInterrupt) else str(e)
-        raise SystemExit(f"bench_train: {name}/{mode}, {epochs} ep stopped, not recorded "
-                         f"({why}); its checkpoint {checkpoint}, saved at each evaluation, is "
-                         "kept: the same command with --resume goes on from it") from None
+    about, lines = peer.run(args, [os.path.join(SCRIPTS, "torch_tta.py")], spec,
+                            {"peer": "statistical", "run": f"{name}/{mode}", "budget": epochs},
+                            echo=True)
     return dict(learners=None, compile_s=about.get("compile_s"),
                 curve=[{k: line[k] for k in ("epoch", "time", "accuracy", "images")}
                        for line in lines if "accuracy" in line])
@@ -164,27 +158,37 @@ def statistical(args, chosen, folder, dbs):
             for mode in [None] if recipe["side"] == "crossbow" else args.modes:
                 label = name if mode is None else f"{name}/{mode}"
                 if (label, epochs) not in done:
-                    runs.append(train(args, epochs, name, mode, recipe, folder, dbs,
-                                      train_images))
+                    checkpoint = checkpoint_of(args, name, mode, epochs)
+                    runs.append(train(args, epochs, label, name, mode, recipe, checkpoint,
+                                      folder, dbs, train_images))
                     tta_report.write_runs(runs, path)  # after each run: a crash keeps those done
-                    discard(checkpoint_of(args, name, mode, epochs))  # a rerun starts afresh
+                    discard(checkpoint)  # recorded: a rerun starts afresh
     report(args, runs)
 
 
-def train(args, epochs, name, mode, recipe, folder, dbs, train_images):
-    """One run of the sweep, as tta_runs.jsonl records it."""
-    label = name if mode is None else f"{name}/{mode}"
+def train(args, epochs, label, name, mode, recipe, checkpoint, folder, dbs, train_images):
+    """One run of the sweep, as tta_runs.jsonl records it. A run that does not finish (a
+    Crossbow run stopped by a signal, a peer that failed or was interrupted) stops the sweep,
+    unrecorded, with its checkpoint kept: a truncated curve is no result."""
     print(json.dumps({"tta_run": label, "budget": epochs, "about": recipe["about"]}), flush=True)
-    checkpoint = checkpoint_of(args, name, mode, epochs)
     if not args.resume:
         discard(checkpoint)  # a rerun must not report the time of an earlier run
-    out = (run_crossbow(args, name, epochs, recipe, dbs, train_images, checkpoint)
-           if mode is None else run_pytorch(args, name, epochs, mode, recipe, folder, checkpoint))
-    if out.get("stop", "").startswith("signal"):
-        # Not a finished run: recording it would put a truncated curve in the table.
-        raise SystemExit(f"bench_train: {label} stopped by a {out['stop']}, not recorded; its "
-                         f"checkpoint {checkpoint} is kept: the same command with --resume "
-                         "goes on from it")
+    unfinished = None  # (what happened, when the checkpoint was saved)
+    if mode is None:
+        out = run_crossbow(args, name, epochs, recipe, dbs, train_images, checkpoint)
+        if out["stop"].startswith("signal"):
+            unfinished = (f"{label} stopped by a {out['stop']}, not recorded", "as it stopped")
+    else:
+        try:
+            out = run_pytorch(args, name, epochs, mode, recipe, folder, checkpoint)
+        except (RuntimeError, KeyboardInterrupt) as e:
+            why = "interrupted" if isinstance(e, KeyboardInterrupt) else str(e)
+            unfinished = (f"{label}, {epochs} ep stopped, not recorded ({why})",
+                          "at each evaluation")
+    if unfinished:
+        raise SystemExit(f"bench_train: {unfinished[0]}; its checkpoint {checkpoint}, saved "
+                         f"{unfinished[1]}, is kept: the same command with --resume goes on "
+                         "from it")
     return dict(run=label, side=recipe["side"], recipe=name, mode=mode, batch=recipe["batch"],
                 about=recipe["about"], options=recipe["options"], precision=args.precision,
                 epochs_budget=epochs, **out)

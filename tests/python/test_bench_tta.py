@@ -139,10 +139,14 @@ def test_every_crossbow_recipe_passes_the_option_table():
         trainer.checked_options(recipe["options"])
 
 
+def bench_command(tmp_path, *args):
+    return [sys.executable, os.path.join(SCRIPTS, "bench_train.py"), "statistical", "--work",
+            str(tmp_path), "--dry-run", *args]
+
+
 def bench(tmp_path, *args):
-    return subprocess.run([sys.executable, os.path.join(SCRIPTS, "bench_train.py"),
-                           "statistical", "--work", str(tmp_path), "--dry-run", *args],
-                          capture_output=True, text=True, timeout=900)
+    return subprocess.run(bench_command(tmp_path, *args), capture_output=True, text=True,
+                          timeout=900)
 
 
 def outputs(tmp_path):
@@ -251,9 +255,8 @@ def test_a_crossbow_run_stopped_by_a_signal_is_kept_for_resume_not_recorded(tmp_
     if not os.path.isdir(SAMPLE):
         pytest.skip(f"no bundled sample at {SAMPLE}")
     args = ["--recipes", "sgd-b16", "--epochs", "3", "--targets", "0.99"]
-    proc = subprocess.Popen([sys.executable, os.path.join(SCRIPTS, "bench_train.py"),
-                             "statistical", "--work", str(tmp_path), "--dry-run", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(bench_command(tmp_path, *args), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     metrics = tmp_path / "dry_run" / "tta_sgd-b16_3ep.jsonl"
     deadline = time.monotonic() + 300
     while '"accuracy":' not in (metrics.read_text() if metrics.exists() else ""):
@@ -277,9 +280,8 @@ def test_a_peer_killed_mid_run_stops_the_sweep_with_its_checkpoint_kept(tmp_path
     stopped and where its checkpoint is, records nothing, and --resume finishes the run."""
     peer_with_torch()
     args = ["--recipes", "onecycle-b512", "--epochs", "3", "--threads", "2"]
-    proc = subprocess.Popen([sys.executable, os.path.join(SCRIPTS, "bench_train.py"),
-                             "statistical", "--work", str(tmp_path), "--dry-run", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(bench_command(tmp_path, *args), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     for line in proc.stdout:
         if '"accuracy"' in line:
             break
