@@ -3,9 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
+#include <sstream>
+
+#include <glog/logging.h>
 #include <nlohmann/json.hpp>
 
 #include "crossbow/core/enforce.h"
+#include "crossbow/core/serialize.h"
 
 namespace crossbow {
 
@@ -30,8 +35,38 @@ std::string ToJson(const MetricsRecord& r) {
   return j.dump();
 }
 
-MetricsLog::MetricsLog(const std::string& path, bool append)
-    : path_(path), out_(path, append ? std::ios::app : std::ios::trunc) {
+namespace {
+
+// Drops the records of `path` past iteration `last`, and any line that is not a whole record.
+void KeepRecordsUpTo(const std::string& path, int64_t last) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;  // nothing written yet
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::istringstream lines(text);
+  std::string kept, line;
+  int64_t dropped = 0;
+  while (std::getline(lines, line)) {
+    const nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_object() && record.contains("iteration") &&
+        record["iteration"].is_number_integer() && record["iteration"].get<int64_t>() <= last) {
+      kept += line + '\n';
+    } else {
+      ++dropped;
+    }
+  }
+  if (kept == text) return;
+  WriteFileAtomically(path, kept);
+  if (dropped > 0) {
+    LOG(INFO) << "metrics: dropped " << dropped << " line(s) of '" << path
+              << "' past iteration " << last << ", the checkpoint's (trained again from there)";
+  }
+}
+
+}  // namespace
+
+MetricsLog::MetricsLog(const std::string& path, std::optional<int64_t> resumed_at) : path_(path) {
+  if (resumed_at) KeepRecordsUpTo(path, *resumed_at);
+  out_.open(path, resumed_at ? std::ios::app : std::ios::trunc);
   CROSSBOW_ENFORCE(out_.good(), "cannot write the metrics file '", path, "'");
 }
 

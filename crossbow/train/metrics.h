@@ -29,10 +29,14 @@ struct MetricsRecord {
 
 std::string ToJson(const MetricsRecord& record);
 
-// Appends JSON lines to a file (appending keeps a resumed run's history in one file).
+// Writes JSON lines to a file. A new run starts the file anew; a run resumed from the checkpoint
+// of iteration `resumed_at` keeps the records up to it and appends, so that the file holds one
+// history: records written after that checkpoint, by a run stopped before it wrote the next,
+// describe iterations the resumed run trains again, and are dropped (the file is rewritten
+// atomically), as is a line torn by a crash.
 class MetricsLog {
  public:
-  explicit MetricsLog(const std::string& path, bool append);
+  MetricsLog(const std::string& path, std::optional<int64_t> resumed_at);
   void Write(const MetricsRecord& record);
 
  private:

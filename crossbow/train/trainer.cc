@@ -213,7 +213,8 @@ TrainResult Trainer::Loop::Run() {
     if (o_.resume) LOG(INFO) << "no checkpoint in '" << o_.checkpoint_dir << "': starting anew";
   }
   if (!o_.metrics_path.empty() && rank_ == 0) {
-    metrics_ = std::make_unique<MetricsLog>(o_.metrics_path, result_.resumed);
+    metrics_ = std::make_unique<MetricsLog>(
+        o_.metrics_path, result_.resumed ? std::optional<int64_t>(info_.iteration) : std::nullopt);
   }
   segment_start_ = Clock::now();
   // The trial iterations train the model, so they count as training time and images.

@@ -27,7 +27,7 @@ def scalars(record):
     return out
 
 
-def summary_writer(logdir):
+def summary_writer(logdir, purge_step=None):
     try:
         from tensorboardX import SummaryWriter
     except ImportError as e:
@@ -35,34 +35,63 @@ def summary_writer(logdir):
                           "tensorboard (scripts/setup.sh installs them)") from e
     # tensorboardX names event files by the second: a run resumed within the second that the
     # last one started in would overwrite its events without a suffix of its own.
-    return SummaryWriter(os.fspath(logdir), flush_secs=5,
+    return SummaryWriter(os.fspath(logdir), flush_secs=5, purge_step=purge_step,
                          filename_suffix=f".{os.getpid()}.{time.time_ns()}")
+
+
+def _inode(path):
+    try:
+        return os.stat(path).st_ino
+    except FileNotFoundError:
+        return None
 
 
 class MetricsFollower:
     """Follows a metrics file from ``offset`` and writes its records to a SummaryWriter.
     ``start()`` polls every ``interval`` seconds until ``stop()``, which reads what is left,
-    flushes and closes the writer."""
+    flushes and closes the writer.
+
+    A follower of a resumed run (``offset`` > 0) opens its event file with TensorBoard's purge
+    at the first step it writes, so that events an earlier run wrote for steps that are
+    trained again (past the checkpoint it resumed from) are dropped. A file that is replaced or
+    shortened is read again from its start, in a new event file that purges from its first
+    step: a resumed run rewrites the metrics file without the records past its checkpoint
+    (train/metrics.h)."""
 
     def __init__(self, metrics_path, logdir, offset=0, interval=0.5, settings=None):
         self.path, self.offset, self.interval = os.fspath(metrics_path), offset, interval
-        self.writer = summary_writer(logdir)
-        if settings:
-            self.writer.add_text("run/settings", "\n".join(
-                f"    {k}: {v}" for k, v in sorted(settings.items())), 0)
+        self.logdir, self.settings = logdir, settings
+        self.inode = _inode(self.path) if offset else None
+        self.purge = offset > 0
+        self.writer = None if self.purge else self._open_writer(None)
         self.records = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="crossbow-tensorboard",
                                         daemon=True)
+
+    def _open_writer(self, purge_step):
+        writer = summary_writer(self.logdir, purge_step)
+        if self.settings:
+            writer.add_text("run/settings", "\n".join(
+                f"    {k}: {v}" for k, v in sorted(self.settings.items())), 0)
+        return writer
+
+    def _restart(self):
+        """The file was replaced or shortened: its records are written again from the start."""
+        self.offset = 0
+        if self.writer is not None:
+            self.writer.close()
+        self.writer, self.purge = None, True
 
     def poll(self):
         """Writes the complete lines added since the last poll; returns how many."""
         import json
         try:
             with open(self.path, "rb") as f:
-                f.seek(0, os.SEEK_END)
-                if f.tell() < self.offset:  # truncated: a new run from the start
-                    self.offset = 0
+                stat = os.fstat(f.fileno())
+                if stat.st_ino != (self.inode or stat.st_ino) or stat.st_size < self.offset:
+                    self._restart()
+                self.inode = stat.st_ino
                 f.seek(self.offset)
                 chunk = f.read()
         except FileNotFoundError:
@@ -77,8 +106,11 @@ class MetricsFollower:
                 record = json.loads(line)
             except ValueError:
                 continue  # not a record; the metrics file is the place to find out why
+            step = int(record.get("iteration", 0))
+            if self.writer is None:
+                self.writer = self._open_writer(step)
             for tag, value in scalars(record):
-                self.writer.add_scalar(tag, value, int(record.get("iteration", 0)))
+                self.writer.add_scalar(tag, value, step)
             written += 1
         self.records += written
         return written
@@ -86,7 +118,8 @@ class MetricsFollower:
     def _run(self):
         while not self._stop.wait(self.interval):
             self.poll()
-            self.writer.flush()
+            if self.writer is not None:
+                self.writer.flush()
 
     def start(self):
         self._thread.start()
@@ -97,4 +130,5 @@ class MetricsFollower:
         if self._thread.is_alive():
             self._thread.join()
         self.poll()
-        self.writer.close()
+        if self.writer is not None:
+            self.writer.close()

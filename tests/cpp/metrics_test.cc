@@ -1,6 +1,7 @@
 #include "crossbow/train/metrics.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,11 +37,11 @@ TEST(Metrics, JsonLinesCarryEveryField) {
   MetricsRecord diverged = Sample();
   diverged.loss = NAN;
   {
-    MetricsLog log(path, false);
+    MetricsLog log(path, std::nullopt);
     log.Write(Sample());
     log.Write(with_test);
   }
-  MetricsLog(path, true).Write(diverged);  // appending, as a resumed run does
+  MetricsLog(path, 120).Write(diverged);  // appending, as a run resumed at iteration 120 does
   std::ifstream in(path);
   std::string line;
   std::vector<nlohmann::json> lines;
@@ -61,9 +62,47 @@ TEST(Metrics, JsonLinesCarryEveryField) {
   std::filesystem::remove(path);
 }
 
+std::vector<int64_t> Iterations(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<int64_t> iterations;
+  for (std::string line; std::getline(in, line);) {
+    iterations.push_back(nlohmann::json::parse(line)["iteration"]);
+  }
+  return iterations;
+}
+
+// A run stopped after iteration 40 that last checkpointed at 20 is resumed from 20: the records
+// of 30 and 40 describe a history the resumed run replaces, and a crash's torn line goes too.
+TEST(Metrics, AResumedRunKeepsTheRecordsUpToItsCheckpoint) {
+  const std::string path = ScratchDir("metrics") + "/resumed.jsonl";
+  MetricsRecord r = Sample();
+  {
+    MetricsLog log(path, std::nullopt);
+    for (int64_t i : {10, 20, 30, 40}) {
+      r.iteration = i;
+      log.Write(r);
+    }
+  }
+  std::ofstream(path, std::ios::app) << "{\"iteration\": 50, \"ep";
+  r.iteration = 30;
+  MetricsLog(path, 20).Write(r);
+  EXPECT_EQ(Iterations(path), (std::vector<int64_t>{10, 20, 30}));
+
+  // A resume at the last record leaves the file as it was, in place.
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  r.iteration = 40;
+  MetricsLog(path, 30).Write(r);
+  struct stat after {};
+  ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino);
+  EXPECT_EQ(Iterations(path), (std::vector<int64_t>{10, 20, 30, 40}));
+  std::filesystem::remove(path);
+}
+
 TEST(Metrics, UnwritablePathIsAClearError) {
   try {
-    MetricsLog log("/nonexistent-dir/metrics.jsonl", false);
+    MetricsLog log("/nonexistent-dir/metrics.jsonl", std::nullopt);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/metrics.jsonl"), std::string::npos);

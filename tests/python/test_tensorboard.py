@@ -93,23 +93,51 @@ def test_trainer_tensorboard_matches_the_metrics_file(tmp_path):
     assert {v for _, v in events["train/learners_per_device"]} == {2.0}
 
 
-@needs_native
-def test_crossbow_train_tensorboard_flag(tmp_path):
-    """A short `crossbow train --tensorboard DIR` on an LMDB; a resumed run adds its own
-    records only."""
+def _mnist_lmdb(tmp_path):
     from crossbow import convert
     mnist = os.path.join(os.path.dirname(__file__), "..", "..", "data", "samples", "mnist")
     db = tmp_path / "mnist_lmdb"
     convert.mnist(os.path.join(mnist, "t10k-images-idx3-ubyte.gz"),
                   os.path.join(mnist, "t10k-labels-idx1-ubyte.gz"), db, progress=False)
-    logdir, ckpt = tmp_path / "tb", tmp_path / "ckpt"
-    args = ["train", "--net", "lenet", "--train-db", str(db), "--batch-size", "16",
-            "--learners", "2", "--log-every", "5", "--lr", "0.01", "--no-progress",
-            "--tensorboard", str(logdir), "--checkpoint-dir", str(ckpt)]
+    return db
+
+
+def _train_args(tmp_path):
+    return ["train", "--net", "lenet", "--train-db", str(_mnist_lmdb(tmp_path)),
+            "--batch-size", "16", "--learners", "2", "--log-every", "5", "--lr", "0.01",
+            "--no-progress", "--tensorboard", str(tmp_path / "tb"),
+            "--checkpoint-dir", str(tmp_path / "ckpt")]
+
+
+@needs_native
+def test_crossbow_train_tensorboard_flag(tmp_path):
+    """A short `crossbow train --tensorboard DIR` on an LMDB; a resumed run adds its own
+    records only."""
+    args, logdir = _train_args(tmp_path), tmp_path / "tb"
     assert cli.main(args + ["--iterations", "20"]) == 0
     assert [s for s, _ in _events(logdir)["train/loss"]] == [5, 10, 15, 20]
     assert cli.main(args + ["--iterations", "30", "--resume"]) == 0
     assert [s for s, _ in _events(logdir)["train/loss"]] == [5, 10, 15, 20, 25, 30]
+
+
+@needs_native
+def test_a_run_resumed_from_an_older_checkpoint_keeps_one_history(tmp_path):
+    """A run that trained past its last checkpoint (killed before writing the next) is resumed
+    from that checkpoint: the records and events of the iterations trained again appear once,
+    those of the resumed run."""
+    from crossbow.weights import CHECKPOINT_FILE
+    args, logdir = _train_args(tmp_path), tmp_path / "tb"
+    checkpoint = tmp_path / "ckpt" / CHECKPOINT_FILE
+    assert cli.main(args + ["--iterations", "20"]) == 0
+    at_20 = checkpoint.read_bytes()
+    assert cli.main(args + ["--iterations", "30", "--resume"]) == 0
+    lost = {r["iteration"]: r["loss"] for r in read_metrics(str(logdir / "metrics.jsonl"))}
+    checkpoint.write_bytes(at_20)  # as if the run had died after iteration 30 unsaved
+    assert cli.main(args + ["--iterations", "30", "--resume", "--lr", "0.05"]) == 0
+    records = read_metrics(str(logdir / "metrics.jsonl"))
+    assert [r["iteration"] for r in records] == [5, 10, 15, 20, 25, 30]
+    assert records[-1]["loss"] != lost[30]  # the resumed run's record, at its own rate
+    _same(_events(logdir)["train/loss"], [(r["iteration"], r["loss"]) for r in records])
 
 
 def test_two_runs_in_one_second_keep_both_their_events(tmp_path):
