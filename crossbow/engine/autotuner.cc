@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 
 #include "crossbow/core/enforce.h"
 #include "crossbow/engine/engine.h"
@@ -37,12 +38,19 @@ AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory, size
   AutotuneResult result;
   auto decide = [&](int k, double rate, const char* action) {
     result.decisions.push_back({k, rate, action});
-    LOG(INFO) << "autotuner: " << k << " learner(s) per device, " << rate
-              << " images/s: " << action;
+    LOG(INFO) << "autotuner: " << k << " learner(s) per device, "
+              << (rate > 0 ? std::to_string(rate) + " images/s" : "not measured") << ": "
+              << action;
   };
-  double best = measure(1);
-  decide(1, best, "start");
+  double best = 0;
   const auto stop = [&](const char* why) { decide(result.learners_per_device, best, why); };
+  try {
+    best = measure(1);
+  } catch (const AutotuneStopped&) {
+    stop("stop: training stops");
+    return result;
+  }
+  decide(1, best, "start");
   int misses = 0;  // settings in a row since the choice that did not pay
   for (int k = 2;; ++k) {
     if (k > options_.max_learners) {
@@ -59,6 +67,9 @@ AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory, size
     } catch (const OutOfMemoryError& e) {
       LOG(WARNING) << "autotuner: " << k << " learner(s) per device do not fit: " << e.what();
       stop("stop: out of memory");
+      break;
+    } catch (const AutotuneStopped&) {
+      stop("stop: training stops");
       break;
     }
     if (rate > best * (1 + options_.threshold)) {
@@ -100,14 +111,19 @@ AutotuneResult Autotuner::Run(Engine* engine) const {
   options.memory_limit_bytes =
       static_cast<size_t>(Agree(*engine, static_cast<double>(options.memory_limit_bytes), true));
   int64_t trained = 0;
+  auto iterate = [&] {
+    const IterationResult r = engine->Iterate();
+    trained += r.images;
+    if (options_.after_iteration && options_.after_iteration(r)) throw AutotuneStopped{};
+    return r.images;
+  };
   auto measure = [&](int k) {
     engine->SetLearnersPerDevice(k);
-    for (int i = 0; i < options_.warmup_iterations; ++i) trained += engine->Iterate().images;
+    for (int i = 0; i < options_.warmup_iterations; ++i) iterate();
     int64_t images = 0;
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < options_.window_iterations; ++i) images += engine->Iterate().images;
+    for (int i = 0; i < options_.window_iterations; ++i) images += iterate();
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    trained += images;
     return Agree(*engine, images / took.count(), false);
   };
   const size_t per_learner = engine->LearnerMemoryBytes();

@@ -8,6 +8,7 @@
 namespace crossbow {
 
 class Engine;
+struct IterationResult;
 
 struct AutotunerOptions {
   double threshold = 0.1;  // a setting pays when it beats the best by more than this fraction
@@ -20,13 +21,20 @@ struct AutotunerOptions {
   size_t memory_limit_bytes = 0;
   int warmup_iterations = 3;   // after each change, not measured (plans compile)
   int window_iterations = 20;  // measured per setting
+  // Run(Engine*) calls it after each trial iteration with its result; true ends the search at
+  // the choice so far (training's budget is spent, a stop signal came). Across the ranks of an
+  // MPI job its answers must agree.
+  std::function<bool(const IterationResult&)> after_iteration;
 };
+
+// Thrown by a measurement to end the search at the choice so far.
+struct AutotuneStopped {};
 
 struct AutotuneDecision {
   int learners_per_device = 0;  // the setting measured
   double images_per_second = 0;
   // "start", "add", "look ahead" (did not pay; the next one is measured), "step back",
-  // "stop: memory", "stop: out of memory", "stop: max learners"
+  // "stop: memory", "stop: out of memory", "stop: max learners", "stop: training stops"
   std::string action;
 };
 
@@ -40,7 +48,8 @@ struct AutotuneResult {
 // allows; a setting whose throughput beats the best so far by more than the threshold becomes
 // the choice, and after `look_ahead` settings in a row that do not, it steps back to the choice
 // and stops. A setting whose measurement throws OutOfMemoryError (a learner that did not fit)
-// stops the search at the choice. Each decision is logged with the throughput it saw.
+// stops the search at the choice, as does one that throws AutotuneStopped. Each decision is
+// logged with the throughput it saw.
 class Autotuner {
  public:
   // Images/s measured with k learners per device.

@@ -71,10 +71,8 @@ void Trainer::Start(const LearnerSpec& spec, EngineOptions engine_options) {
                          "training source that mixes its batches (an LMDB's loader); this one "
                          "cannot (numpy arrays, for one)");
   const TrainerOptions& o = options_;
-  if (LrPolicyEnds(options_.lr.policy) && options_.lr.max <= 0 && o.epochs > 0) {
-    options_.lr.max = static_cast<double>(o.epochs);
-  }
-  LrPolicy check(options_.lr);  // a bad schedule fails here, before any work
+  options_.lr = Schedule(options_);
+  LrPolicy check(options_.lr);
   if (!o.checkpoint_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.checkpoint_dir, ec);
@@ -123,12 +121,15 @@ class Trainer::Loop {
   // Across ranks: sums the iteration's images, losses and skips, and takes the stop and
   // checkpoint decisions that depend on clocks and signals from one place.
   void Agree(IterationResult* r);
-  double SumOverRanks(double value);
   MetricsRecord Record();
   void Evaluate(MetricsRecord* record);
   // A metrics record of now, with an evaluation if `evaluate`, written to the metrics file.
   MetricsRecord Log(bool evaluate);
   void SaveCheckpoint();
+  // As the run stops: a run that stops between evaluations (iterations, time limit,
+  // eval_every) evaluates the model it ends with, so that its result is of that model (a
+  // signal stops at once); the checkpoint is written.
+  void Stop(bool evaluated);
   // Whether the checkpoint interval in epochs (fractions included) has passed since the last.
   bool EpochCheckpointDue();
   void DrawProgress(int64_t epochs_done);
@@ -222,7 +223,10 @@ TrainResult Trainer::Loop::Run() {
   since_record_ = this_epoch_ = Window{Elapsed()};
   EpochCheckpointDue();  // counts the intervals already behind a resumed run
   int64_t epochs_done = info_.images / epoch_size_;
-  result_.stop_reason = ShouldStop();  // a resumed run that had finished trains no more
+  // A resumed run that had finished trains no more; a run whose budget the autotuner's trials
+  // spent (or that a signal stopped during them) stops as training does.
+  result_.stop_reason = ShouldStop();
+  if (!result_.stop_reason.empty() && !result_.resumed) Stop(/*evaluated=*/false);
   const double scale =
       LearnerScale(o_.lr.learner_scaling, JobLearners(), engine_.learners_are_the_model());
   if (scale != 1) {
@@ -245,13 +249,11 @@ TrainResult Trainer::Loop::Run() {
     }
     if (epoch_end) this_epoch_ = Window{Elapsed()};
     result_.stop_reason = ShouldStop();
-    // A run that stops between evaluations (iterations, time limit, eval_every) evaluates the
-    // model it ends with, so that its result is of that model; a signal stops at once.
-    if (!result_.stop_reason.empty() && !evaluate && t_.test_ != nullptr && !signal_) Log(true);
-    if (o_.progress && rank_ == 0 && result_.stop_reason.empty()) DrawProgress(epochs_done);
-    const bool checkpoint_due = EpochCheckpointDue() || minutes_due_;
-    if (!o_.checkpoint_dir.empty() && (checkpoint_due || !result_.stop_reason.empty())) {
-      SaveCheckpoint();
+    if (!result_.stop_reason.empty()) {
+      Stop(evaluate);
+    } else {
+      if (o_.progress && rank_ == 0) DrawProgress(epochs_done);
+      if (!o_.checkpoint_dir.empty() && (EpochCheckpointDue() || minutes_due_)) SaveCheckpoint();
     }
   }
   bar_.Finish();
@@ -292,6 +294,11 @@ void Trainer::Loop::Resume(const std::string& path, const LrPolicy& policy) {
             << " learner(s) per device (the checkpoint had " << c->info.learners_per_device << ")";
 }
 
+void Trainer::Loop::Stop(bool evaluated) {
+  if (!evaluated && t_.test_ != nullptr && !signal_) Log(true);
+  if (!o_.checkpoint_dir.empty()) SaveCheckpoint();
+}
+
 void Trainer::Loop::Autotune() {
   if (t_.sync_ == "sgd") {
     LOG(INFO) << "autotuner: sgd trains exactly one learner, nothing to tune";
@@ -299,9 +306,15 @@ void Trainer::Loop::Autotune() {
   }
   AutotunerOptions options;
   options.threshold = o_.autotune_threshold;
-  AutotuneResult tuned = Autotuner(options).Run(&engine_);
-  info_.images += static_cast<int64_t>(SumOverRanks(static_cast<double>(tuned.images_trained)));
-  result_.autotune = tuned.decisions;
+  // The trials train the model: they count, and they end with the run's budget or a signal.
+  options.after_iteration = [this](IterationResult r) {
+    watchdog_.Progress();
+    Agree(&r);
+    info_.images += r.images;
+    info_.iteration = engine_.iteration();
+    return !ShouldStop().empty();
+  };
+  result_.autotune = Autotuner(options).Run(&engine_).decisions;
 }
 
 void Trainer::Loop::Step(double lr) {
@@ -330,13 +343,6 @@ void Trainer::Loop::Step(double lr) {
   info_.iteration = engine_.iteration();
   since_record_.Add(r);
   this_epoch_.Add(r);
-}
-
-double Trainer::Loop::SumOverRanks(double value) {
-  if (!t_.group_) return value;
-  double sum = 0;
-  for (double v : AllGatherDoubles(*t_.group_, {value}, t_.timeout_)) sum += v;
-  return sum;
 }
 
 void Trainer::Loop::Agree(IterationResult* r) {

@@ -405,17 +405,25 @@ void CheckTrainerOptions(const TrainerOptions& o) {
                          "--time-limit): training would never stop");
   CROSSBOW_ENFORCE_VALUE(!o.resume || !o.checkpoint_dir.empty(),
                          "resume (--resume) needs a checkpoint_dir (--checkpoint-dir)");
-  // The trainer sets the end of poly, cosine and flatcos from epochs; iterations and a time
-  // limit fix no end in epochs (an iteration's images change with the learners the autotuner
-  // picks).
-  const bool ends = LrPolicyEnds(o.lr.policy);
-  CROSSBOW_ENFORCE_VALUE(!ends || o.lr.max > 0 || o.epochs > 0, "lr_policy ", o.lr.policy,
+  // Iterations and a time limit fix no end in epochs (an iteration's images change with the
+  // learners the autotuner picks).
+  CROSSBOW_ENFORCE_VALUE(!LrPolicyEnds(o.lr.policy) || o.lr.max > 0 || o.epochs > 0,
+                         "lr_policy ", o.lr.policy,
                          " (--lr-policy) decays the rate to 0 at the end of "
                          "training, which epochs (--epochs) sets: give --epochs (iterations and "
                          "time_limit stop a run without fixing that end)");
+  LrPolicy check(Schedule(o));  // what the policy needs of its options together
+  CROSSBOW_ENFORCE_VALUE(o.epochs <= 0 || o.lr.warmup < o.epochs, "the run ends at epoch ",
+                         o.epochs, " (--epochs), before its warm-up (--warmup ", o.lr.warmup,
+                         ") is over");
+}
+
+LrPolicyOptions Schedule(const TrainerOptions& o) {
   LrPolicyOptions lr = o.lr;
-  if (ends && lr.max <= 0) lr.max = static_cast<double>(o.epochs);
-  LrPolicy check(lr);  // what the policy needs of its options together
+  if (LrPolicyEnds(lr.policy) && lr.max <= 0 && o.epochs > 0) {
+    lr.max = static_cast<double>(o.epochs);
+  }
+  return lr;
 }
 
 namespace {

@@ -51,6 +51,10 @@ void CheckEngineOptions(const EngineOptions& options);
 EngineOptions ParseEngineOptions(const std::string& json);
 void CheckTrainerOptions(const TrainerOptions& options);
 
+// The schedule a run trains with: poly, cosine and flatcos end where lr.max says, or else at
+// the run's epochs.
+LrPolicyOptions Schedule(const TrainerOptions& options);
+
 // The options that the ranks of an MPI job must agree on (neither per_rank nor python), as
 // (name, value as JSON).
 std::vector<std::pair<std::string, std::string>> RankComparedOptions(const EngineOptions& engine,

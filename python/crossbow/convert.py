@@ -139,7 +139,12 @@ def add_parser(subparsers):
     q = writer("imageset", "ROOT/ LISTFILE DB, or --by_folder ROOT/ DB (as convert_imageset)")
     q.add_argument("paths", nargs="+", metavar="PATH")
     q.add_argument("--by_folder", action="store_true", help="one class per sub-folder of ROOT")
-    for flag, default in _imageset_flags().items():
+    try:
+        flags = _imageset_flags()
+    except ImportError:  # not built: the command, run, says how to build it
+        flags = {}
+        q.set_defaults(unchecked_flags=True)
+    for flag, default in flags.items():
         kind = {bool: None, int: int, str: str}[type(default)]
         # Caffe's flags are spelt with underscores; crossbow's own take hyphens too.
         names = [f"--{flag}"] + ([f"--{flag.replace('_', '-')}"] if flag in _OURS else [])

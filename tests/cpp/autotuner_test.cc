@@ -106,6 +106,27 @@ TEST(Autotuner, LimitsMetWhileLookingAheadStopAtTheChoice) {
   EXPECT_EQ(r.decisions.back().learners_per_device, 2);
 }
 
+// Training's budget or a signal ends the search at the choice so far, even before the first
+// setting is measured.
+TEST(Autotuner, AStoppedMeasurementEndsTheSearchAtTheChoice) {
+  Trace trace{{{1, 100}, {2, 200}, {3, 205}, {4, 300}}};
+  AutotunerOptions o;
+  o.memory_limit_bytes = 1 << 30;
+  int stop_at = 4;
+  auto measure = [&](int k) -> double {
+    if (k == stop_at) throw AutotuneStopped{};
+    return trace.measure()(k);
+  };
+  AutotuneResult r = Autotuner(o).Run(measure, PerLearner(1));
+  EXPECT_EQ(r.learners_per_device, 2);
+  EXPECT_EQ(Actions(r), (std::vector<std::string>{"start", "add", "look ahead",
+                                                  "stop: training stops"}));
+  stop_at = 1;
+  r = Autotuner(o).Run(measure, PerLearner(1));
+  EXPECT_EQ(r.learners_per_device, 1);
+  EXPECT_EQ(Actions(r), (std::vector<std::string>{"stop: training stops"}));
+}
+
 TEST(Autotuner, ThresholdIsConfigurable) {
   Trace trace{{{1, 100}, {2, 104}, {3, 108}}};
   AutotunerOptions o;

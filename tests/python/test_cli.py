@@ -59,6 +59,15 @@ def test_ops_without_the_extension_says_how_to_build_it(no_C, capsys):
     assert "scripts/setup.sh" in capsys.readouterr().err
 
 
+def test_convert_without_the_extension_says_how_to_build_it(no_C, capsys):
+    """The parser is built without the extension, though the imageset flags come from it."""
+    from crossbow import convert
+    convert._imageset_flags.cache_clear()
+    assert cli.main(["convert", "imageset", "--resize_width", "32", "r/", "l", "db"]) == 1
+    assert "scripts/setup.sh" in capsys.readouterr().err
+    convert._imageset_flags.cache_clear()
+
+
 def test_python_dash_m_crossbow():
     env = {"PYTHONPATH": f"{ROOT}/python", "PATH": "/usr/bin:/bin"}
     r = subprocess.run([sys.executable, "-m", "crossbow", "summary", "lenet"], env=env,

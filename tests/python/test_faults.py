@@ -130,6 +130,27 @@ def test_sigterm_checkpoints_exits_143_and_resumes(mnist, tmp_path):
     assert "resumed from" in r.stderr and "stopped (epochs)" in r.stdout
 
 
+def test_sigterm_during_the_autotuners_trials_stops_at_once_with_a_checkpoint(mnist, tmp_path):
+    """The trials train the model; a signal ends them as it ends training, at the choice so
+    far, rather than after the search."""
+    ckpt = tmp_path / "ckpt"
+    args = [sys.executable, "-m", "crossbow", "train", "--net", "lenet", "--train-db",
+            mnist["train"], "--learners", "auto", "--epochs", "100", "--lr", "0.01",
+            "--checkpoint-dir", str(ckpt)]
+    proc = subprocess.Popen(args, env=_env(), stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    line = ""
+    while "autotuner: 1 learner(s) per device" not in line and time.time() < deadline:
+        line = proc.stderr.readline()
+    proc.send_signal(signal.SIGTERM)
+    started = time.time()
+    rest = proc.communicate(timeout=30)[1]
+    assert proc.returncode == 128 + signal.SIGTERM, rest
+    assert time.time() - started < 5
+    assert "stop: training stops" in rest and "signal (SIGTERM)" in rest, rest
+    assert (ckpt / "checkpoint.cbt").exists()
+
+
 def test_in_a_log_file_there_are_no_carriage_returns_and_no_glog_preamble(mnist, tmp_path):
     r = train(mnist, "--test-db", mnist["test"], "--epochs", "2", "--learners", "2")
     assert r.returncode == 0, r.stderr

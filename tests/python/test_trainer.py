@@ -36,6 +36,8 @@ def db(tmp_path):
     (dict(epochs=1, lr_polcy="step"), TypeError, "did you mean 'lr_policy'"),
     (dict(epochs=1, label_smoothing=1.0), ValueError,
      r"label_smoothing \(--label-smoothing\) must be in \[0, 1\), got 1.0"),
+    (dict(epochs=2, warmup=3), ValueError,
+     r"the run ends at epoch 2 \(--epochs\), before its warm-up \(--warmup 3"),
     (dict(iterations=10, lr_policy="poly"), ValueError,
      r"lr_policy poly \(--lr-policy\) decays the rate to 0 at the end of training, which "
      r"epochs \(--epochs\) sets"),
@@ -156,6 +158,16 @@ def test_fit_on_arrays_learns_and_writes_metrics(tmp_path):
     assert result["stop_reason"] == "epochs" and result["learners_per_device"] == 2
     assert result["accuracy"] > 0.5
     assert any("accuracy" in r for r in read_metrics(str(metrics)))
+
+
+@needs_native
+def test_the_autotuners_trials_end_with_the_runs_budget():
+    """The trials train the model and count: 5 iterations are 5, not the 23 a setting that the
+    autotuner would measure."""
+    result = crossbow.Trainer(net="lenet", train_db=_blobs(), batch_size=16, learners="auto",
+                              iterations=5, lr=0.02, progress=False).fit()
+    assert result["iterations"] == 5 and result["stop_reason"] == "iterations"
+    assert [d["action"] for d in result["autotune"]] == ["stop: training stops"]
 
 
 def _fit_blobs(**options):
