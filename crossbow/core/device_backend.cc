@@ -5,6 +5,7 @@
 #include <map>
 
 #include "crossbow/core/enforce.h"
+#include "crossbow/core/host_memory.h"
 
 namespace crossbow {
 namespace {
@@ -37,10 +38,27 @@ int CudaDeviceCount() {
 }
 
 std::shared_ptr<uint8_t> AllocateAligned(size_t bytes) {
+  // Linux grants an allocation larger than the memory left and kills the process (or another)
+  // when its pages are touched: a large one is checked first, so that a batch too large for the
+  // host is an error rather than a kill. Each tensor is written soon after it is allocated, so
+  // the memory left falls as a net's first run allocates; a reserve is left for the rest of
+  // the host.
+  constexpr size_t kCheckedBytes = size_t{64} << 20, kReserveBytes = size_t{1} << 30;
+  if (bytes >= kCheckedBytes) {
+    const size_t available = AvailableHostMemoryBytes();
+    if (bytes + kReserveBytes > available) {
+      throw OutOfMemoryError(detail::Concat("out of host memory allocating ", bytes >> 20,
+                                            " MiB: the host has ", available >> 20,
+                                            " MiB available, ", kReserveBytes >> 20,
+                                            " MiB of which are left to the rest of it"));
+    }
+  }
   constexpr size_t kAlign = 64;
   size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
   void* ptr = std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded);
-  CROSSBOW_ENFORCE(ptr != nullptr, "out of host memory allocating ", bytes, " bytes");
+  if (ptr == nullptr) {
+    throw OutOfMemoryError(detail::Concat("out of host memory allocating ", bytes, " bytes"));
+  }
   return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(ptr), [](uint8_t* p) { std::free(p); });
 }
 

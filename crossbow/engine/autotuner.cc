@@ -1,21 +1,16 @@
 #include "crossbow/engine/autotuner.h"
 
 #include <glog/logging.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <string>
 
 #include "crossbow/core/enforce.h"
+#include "crossbow/core/host_memory.h"
 #include "crossbow/engine/engine.h"
 
 namespace crossbow {
-
-size_t AvailableMemoryBytes() {
-  return static_cast<size_t>(sysconf(_SC_AVPHYS_PAGES)) *
-         static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
 
 Autotuner::Autotuner(AutotunerOptions options) : options_(options) {
   CROSSBOW_ENFORCE_VALUE(options_.threshold >= 0, "autotuner threshold must be >= 0, got ",
@@ -31,7 +26,7 @@ Autotuner::Autotuner(AutotunerOptions options) : options_(options) {
 
 AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory) const {
   return Run(measure, memory,
-             options_.memory_limit_bytes ? options_.memory_limit_bytes : AvailableMemoryBytes());
+             options_.memory_limit_bytes ? options_.memory_limit_bytes : AvailableHostMemoryBytes());
 }
 
 AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory, size_t limit) const {

@@ -69,7 +69,4 @@ class Autotuner {
   AutotunerOptions options_;
 };
 
-// Bytes of host memory available now (MemAvailable).
-size_t AvailableMemoryBytes();
-
 }  // namespace crossbow

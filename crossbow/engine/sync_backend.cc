@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "crossbow/engine/autotuner.h"
+#include "crossbow/core/host_memory.h"
 #include "crossbow/engine/flat_ops.h"
 
 namespace crossbow {
@@ -42,7 +42,7 @@ class CPUSyncBackend final : public SyncBackend {
     std::copy_n(x, n, y);
     flat::Scale(scale, y, n);
   }
-  size_t FreeBytes() const override { return AvailableMemoryBytes(); }
+  size_t FreeBytes() const override { return AvailableHostMemoryBytes(); }
 };
 
 std::map<DeviceType, SyncBackendFactory>& Factories() {

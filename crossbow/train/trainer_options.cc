@@ -413,7 +413,7 @@ void CheckTrainerOptions(const TrainerOptions& o) {
                          "training, which epochs (--epochs) sets: give --epochs (iterations and "
                          "time_limit stop a run without fixing that end)");
   LrPolicy check(Schedule(o));  // what the policy needs of its options together
-  CROSSBOW_ENFORCE_VALUE(o.epochs <= 0 || o.lr.warmup < o.epochs, "the run ends at epoch ",
+  CROSSBOW_ENFORCE_VALUE(o.epochs <= 0 || o.lr.warmup <= o.epochs, "the run ends at epoch ",
                          o.epochs, " (--epochs), before its warm-up (--warmup ", o.lr.warmup,
                          ") is over");
 }
