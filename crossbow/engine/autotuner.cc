@@ -34,7 +34,7 @@ AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory, size
   auto decide = [&](int k, double rate, const char* action) {
     result.decisions.push_back({k, rate, action});
     LOG(INFO) << "autotuner: " << k << " learner(s) per device, "
-              << (rate > 0 ? std::to_string(rate) + " images/s" : "not measured") << ": "
+              << (rate > 0 ? detail::Concat(rate, " images/s") : "not measured") << ": "
               << action;
   };
   double best = 0;
