@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -123,8 +125,15 @@ TEST(Checkpoint, KillDuringWriteLeavesThePreviousCheckpoint) {
     pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-      Tensor big = Filled({8 << 20}, 1);  // 32 MB per write
-      for (int64_t i = 1;; ++i) WriteCheckpoint(path, Info(i), "", {{"z/w", &big}});
+      // A failed write ends the child at once, saying why, rather than letting this copy of
+      // the test runner go on.
+      try {
+        Tensor big = Filled({8 << 20}, 1);  // 32 MB per write
+        for (int64_t i = 1;; ++i) WriteCheckpoint(path, Info(i), "", {{"z/w", &big}});
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "the writing child failed: %s\n", e.what());
+      }
+      ::_exit(3);
     }
     // Kill once the child is writing (a temporary file exists), however long a loaded machine
     // takes it to get there, and a few milliseconds into a write.
@@ -142,7 +151,8 @@ TEST(Checkpoint, KillDuringWriteLeavesThePreviousCheckpoint) {
     ASSERT_EQ(::kill(child, SIGKILL), 0);
     int status = 0;
     ::waitpid(child, &status, 0);
-    ASSERT_TRUE(WIFSIGNALED(status));
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the writing child exited with "
+                                     << WEXITSTATUS(status) << " before it was killed";
     Checkpoint c = ReadCheckpoint(path);  // the previous complete checkpoint
     EXPECT_EQ(c.info.net, "small");
     const int64_t n = c.tensors.at("z/w").numel();
