@@ -45,7 +45,7 @@ struct EngineOptions {
   uint64_t seed = 0;
   // SMA restarts the learners from z when the learning rate falls to this fraction (or less) of
   // the highest rate since the last restart: every step of a step policy, now and then with a
-  // smooth one.
+  // smooth one (each halving of a cosine). 0: never.
   double restart_drop = 0.5;
   // A learner whose loss is not finite skips its update (it still synchronises) instead of
   // stopping training.

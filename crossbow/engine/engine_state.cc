@@ -15,7 +15,7 @@
 namespace crossbow {
 
 bool IsRestartingDrop(double lr, double peak, double restart_drop) {
-  return lr < peak && lr <= restart_drop * peak;
+  return restart_drop > 0 && lr < peak && lr <= restart_drop * peak;
 }
 
 void Engine::Impl::Fence() {

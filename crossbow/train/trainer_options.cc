@@ -179,6 +179,10 @@ const std::vector<Entry>& TableEntries() {
                       "diloco: learning rate of the outer step on z"),
       CROSSBOW_ENGINE("outer_momentum", outer_momentum, "", Fraction(),
                       "diloco: Nesterov momentum of the outer step"),
+      CROSSBOW_ENGINE("restart_drop", restart_drop, "", Fraction(),
+                      "sma, easgd: a rate at or below this fraction of the highest since the "
+                      "last restart is a drop, at which every learner restarts from z with a "
+                      "fresh optimiser state (0: never)"),
       CROSSBOW_TRAINER("autotune_threshold", autotune_threshold, "", AtLeast(0),
                        "the autotuner's choice is the learner count whose throughput last beat "
                        "the best by more than this fraction (it looks two counts past it)"),

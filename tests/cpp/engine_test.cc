@@ -112,6 +112,19 @@ TEST(Engine, SmaLearnersDivergeAndALearningRateDropRestartsThemFromZ) {
   EXPECT_GT(engine.DistancesToAverage()[1], 0.0);
 }
 
+TEST(Engine, RestartDropZeroNeverRestarts) {
+  auto source = Source(64, 4);
+  EngineOptions options = Options("cpu:0-1", 3);
+  options.restart_drop = 0;
+  Engine engine(Spec(true), options, source.get());
+  for (int i = 0; i < 5; ++i) engine.Iterate();
+  engine.SetLearningRate(0.005);  // a drop at the default 0.5
+  for (double d : engine.DistancesToAverage()) EXPECT_GT(d, 0.0);
+  EXPECT_FALSE(IsRestartingDrop(0, 0.1, 0));
+  EXPECT_TRUE(IsRestartingDrop(0.05, 0.1, 0.5));
+  EXPECT_FALSE(IsRestartingDrop(0.051, 0.1, 0.5));
+}
+
 TEST(Engine, LargerAlphaKeepsLearnersCloserToZ) {
   auto mean_distance = [](double alpha) {
     auto source = Source(64, 4);
