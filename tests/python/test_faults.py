@@ -108,22 +108,30 @@ def test_any_learner_count_trains_on_the_real_loader(mnist, learners):
     assert f"with {learners} learner(s) per device" in r.stdout
 
 
-def test_sigterm_checkpoints_exits_143_and_resumes(mnist, tmp_path):
-    ckpt = tmp_path / "ckpt"
+def _sigterm_once_logged(mnist, ckpt, marker, *flags):
+    """Trains LeNet on MNIST until stderr shows `marker`, sends SIGTERM, and checks that the run
+    stops within 5 s with exit 143, saying why; returns the rest of its stderr."""
     args = [sys.executable, "-m", "crossbow", "train", "--net", "lenet", "--train-db",
-            mnist["train"], "--learners", "2", "--epochs", "100", "--lr", "0.01",
-            "--checkpoint-dir", str(ckpt), "--checkpoint-every-epochs", "0"]
+            mnist["train"], "--epochs", "100", "--lr", "0.01", "--checkpoint-dir", str(ckpt),
+            *flags]
     proc = subprocess.Popen(args, env=_env(), stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
     line = ""
-    while "epoch 1/100:" not in line and time.time() < deadline:
+    while marker not in line and time.time() < deadline:
         line = proc.stderr.readline()
     proc.send_signal(signal.SIGTERM)
     started = time.time()
     rest = proc.communicate(timeout=30)[1]
     assert proc.returncode == 128 + signal.SIGTERM, rest
     assert time.time() - started < 5
-    assert "signal (SIGTERM)" in rest
+    assert "signal (SIGTERM)" in rest, rest
+    return rest
+
+
+def test_sigterm_checkpoints_exits_143_and_resumes(mnist, tmp_path):
+    ckpt = tmp_path / "ckpt"
+    _sigterm_once_logged(mnist, ckpt, "epoch 1/100:", "--learners", "2",
+                         "--checkpoint-every-epochs", "0")
     r = crossbow("train", "--net", "lenet", "--train-db", mnist["train"], "--learners", "2",
                  "--epochs", "2", "--lr", "0.01", "--checkpoint-dir", ckpt, "--resume")
     assert r.returncode == 0, r.stderr
@@ -134,20 +142,9 @@ def test_sigterm_during_the_autotuners_trials_stops_at_once_with_a_checkpoint(mn
     """The trials train the model; a signal ends them as it ends training, at the choice so
     far, rather than after the search."""
     ckpt = tmp_path / "ckpt"
-    args = [sys.executable, "-m", "crossbow", "train", "--net", "lenet", "--train-db",
-            mnist["train"], "--learners", "auto", "--epochs", "100", "--lr", "0.01",
-            "--checkpoint-dir", str(ckpt)]
-    proc = subprocess.Popen(args, env=_env(), stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    line = ""
-    while "autotuner: 1 learner(s) per device" not in line and time.time() < deadline:
-        line = proc.stderr.readline()
-    proc.send_signal(signal.SIGTERM)
-    started = time.time()
-    rest = proc.communicate(timeout=30)[1]
-    assert proc.returncode == 128 + signal.SIGTERM, rest
-    assert time.time() - started < 5
-    assert "stop: training stops" in rest and "signal (SIGTERM)" in rest, rest
+    rest = _sigterm_once_logged(mnist, ckpt, "autotuner: 1 learner(s) per device",
+                                "--learners", "auto")
+    assert "stop: training stops" in rest, rest
     assert (ckpt / "checkpoint.cbt").exists()
 
 
