@@ -30,8 +30,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 
 from crossbow.recipes import RECIPES  # noqa: E402 (pure Python: no extension needed)
-from torch_imagenette import MEAN, STD  # noqa: E402
-from torch_modes import autocast  # noqa: E402
+from torch_cifar import test_accuracy  # noqa: E402 (Crossbow's scoring rule)
+from torch_imagenette import MEAN, STD, train_loader  # noqa: E402
+from torch_modes import autocast, prepare  # noqa: E402
 from torch_zoo import twin  # noqa: E402
 
 
@@ -69,18 +70,12 @@ def flat_cosine(base, flat, t):
     return base * 0.5 * (1 + math.cos(math.pi * min(1.0, (t - flat) / (1 - flat))))
 
 
-def loaders(folder, o, batch, workers):
-    size = o["input_size"]
-    train = T.Compose([T.RandomResizedCrop(size, scale=(o["min_crop_area"], 1.0)),
-                       T.RandomHorizontalFlip(), T.ToTensor(), T.Normalize(MEAN, STD)])
-    test = T.Compose([T.Resize(round(size / 0.875)), T.CenterCrop(size), T.ToTensor(),
+def test_loader(folder, size, workers):
+    """`folder`/val with the `imagenet` preset's crop: shorter side to size / 0.875, centre."""
+    crop = T.Compose([T.Resize(round(size / 0.875)), T.CenterCrop(size), T.ToTensor(),
                       T.Normalize(MEAN, STD)])
-    make = torch.utils.data.DataLoader
-    return (make(datasets.ImageFolder(os.path.join(folder, "train"), train), batch,
-                 shuffle=True, drop_last=True, num_workers=workers,
-                 persistent_workers=workers > 0),
-            make(datasets.ImageFolder(os.path.join(folder, "val"), test), 100,
-                 num_workers=workers))
+    return torch.utils.data.DataLoader(datasets.ImageFolder(os.path.join(folder, "val"), crop),
+                                       100, num_workers=workers)
 
 
 def optimiser(net, o):
@@ -95,17 +90,6 @@ def optimiser(net, o):
          dict(params=others, weight_decay=0.0)],
         lr=o["lr"], betas=tuple(o["betas"]), eps=o["eps"], decoupled_weight_decay=True)
     return Lookahead(inner, o["lookahead_k"], o["lookahead_alpha"])
-
-
-def accuracy(net, loader, precision):
-    net.eval()
-    right = seen = 0
-    with torch.no_grad(), autocast(precision):
-        for x, y in loader:
-            right += (net(x.contiguous(memory_format=torch.channels_last)).argmax(1) == y).sum()
-            seen += len(y)
-    net.train()
-    return int(right) / seen
 
 
 def main(argv=None):
@@ -129,9 +113,10 @@ def main(argv=None):
     batch = o["batch_size"] * int(o["learners"])
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    net = twin(o["net"], o["num_classes"]).to(memory_format=torch.channels_last)
+    net, layout = prepare(twin(o["net"], o["num_classes"]), "channels_last")
     opt = optimiser(net, o)
-    train, test = loaders(args.images, o, batch, args.workers)
+    train = train_loader(args.images, o["input_size"], batch, args.workers, o["min_crop_area"])
+    test = test_loader(args.images, o["input_size"], args.workers)
     done = []
     if args.checkpoint and os.path.exists(args.checkpoint):
         state = torch.load(args.checkpoint, weights_only=False)
@@ -152,7 +137,7 @@ def main(argv=None):
             for group in opt.inner.param_groups:
                 group["lr"] = lr
             with autocast(args.precision):
-                out = net(x.contiguous(memory_format=torch.channels_last))
+                out = net(layout(x))
                 loss = F.cross_entropy(out.float(), y, label_smoothing=o["label_smoothing"])
             opt.inner.zero_grad(set_to_none=True)
             loss.backward()
@@ -161,7 +146,7 @@ def main(argv=None):
         took = time.perf_counter() - start
         elapsed += took
         done.append({"epoch": epoch + 1, "time": elapsed,
-                     "accuracy": accuracy(net, test, args.precision),
+                     "accuracy": test_accuracy(net, layout, test, autocast(args.precision)),
                      "loss": loss_sum / len(train),
                      "images_per_s": len(train) * batch / took, "lr": lr})
         if args.checkpoint:

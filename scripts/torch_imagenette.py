@@ -11,11 +11,11 @@ from torchvision import datasets, transforms as T
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
-def train_loader(folder, size, batch, workers):
+def train_loader(folder, size, batch, workers, min_area=0.08):
     """Shuffled batches of `folder`/train at `size` pixels a side (the last partial one
-    dropped), `workers` loader processes."""
-    augment = T.Compose([T.RandomResizedCrop(size), T.RandomHorizontalFlip(), T.ToTensor(),
-                         T.Normalize(MEAN, STD)])
+    dropped), `workers` loader processes; crops of `min_area` to all of an image's area."""
+    augment = T.Compose([T.RandomResizedCrop(size, scale=(min_area, 1.0)),
+                         T.RandomHorizontalFlip(), T.ToTensor(), T.Normalize(MEAN, STD)])
     images = datasets.ImageFolder(os.path.join(folder, "train"), augment)
     return torch.utils.data.DataLoader(images, batch, shuffle=True, drop_last=True,
                                        num_workers=workers, persistent_workers=workers > 0)

@@ -47,10 +47,9 @@ std::shared_ptr<uint8_t> AllocateAligned(size_t bytes) {
   if (bytes >= kCheckedBytes) {
     const size_t available = AvailableHostMemoryBytes();
     if (bytes + kReserveBytes > available) {
-      throw OutOfMemoryError(detail::Concat("out of host memory allocating ", bytes >> 20,
-                                            " MiB: the host has ", available >> 20,
-                                            " MiB available, ", kReserveBytes >> 20,
-                                            " MiB of which are left to the rest of it"));
+      throw OutOfMemoryError(detail::Concat(
+          "out of host memory allocating ", bytes >> 20, " MiB: the host has ", available >> 20,
+          " MiB available, ", kReserveBytes >> 20, " MiB of which are left to the rest of it"));
     }
   }
   constexpr size_t kAlign = 64;

@@ -25,8 +25,9 @@ Autotuner::Autotuner(AutotunerOptions options) : options_(options) {
 }
 
 AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory) const {
-  return Run(measure, memory,
-             options_.memory_limit_bytes ? options_.memory_limit_bytes : AvailableHostMemoryBytes());
+  return Run(
+      measure, memory,
+      options_.memory_limit_bytes ? options_.memory_limit_bytes : AvailableHostMemoryBytes());
 }
 
 AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory, size_t limit) const {
@@ -34,8 +35,7 @@ AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory, size
   auto decide = [&](int k, double rate, const char* action) {
     result.decisions.push_back({k, rate, action});
     LOG(INFO) << "autotuner: " << k << " learner(s) per device, "
-              << (rate > 0 ? detail::Concat(rate, " images/s") : "not measured") << ": "
-              << action;
+              << (rate > 0 ? detail::Concat(rate, " images/s") : "not measured") << ": " << action;
   };
   double best = 0;
   const auto stop = [&](const char* why) { decide(result.learners_per_device, best, why); };

@@ -1,13 +1,13 @@
 #include "crossbow/train/metrics.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
-#include <sstream>
-
-#include <glog/logging.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "crossbow/core/enforce.h"
 #include "crossbow/core/serialize.h"
@@ -57,8 +57,8 @@ void KeepRecordsUpTo(const std::string& path, int64_t last) {
   if (kept == text) return;
   WriteFileAtomically(path, kept);
   if (dropped > 0) {
-    LOG(INFO) << "metrics: dropped " << dropped << " line(s) of '" << path
-              << "' past iteration " << last << ", the checkpoint's (trained again from there)";
+    LOG(INFO) << "metrics: dropped " << dropped << " line(s) of '" << path << "' past iteration "
+              << last << ", the checkpoint's (trained again from there)";
   }
 }
 

@@ -411,8 +411,8 @@ void CheckTrainerOptions(const TrainerOptions& o) {
                          "resume (--resume) needs a checkpoint_dir (--checkpoint-dir)");
   // Iterations and a time limit fix no end in epochs (an iteration's images change with the
   // learners the autotuner picks).
-  CROSSBOW_ENFORCE_VALUE(!LrPolicyEnds(o.lr.policy) || o.lr.max > 0 || o.epochs > 0,
-                         "lr_policy ", o.lr.policy,
+  CROSSBOW_ENFORCE_VALUE(!LrPolicyEnds(o.lr.policy) || o.lr.max > 0 || o.epochs > 0, "lr_policy ",
+                         o.lr.policy,
                          " (--lr-policy) decays the rate to 0 at the end of "
                          "training, which epochs (--epochs) sets: give --epochs (iterations and "
                          "time_limit stop a run without fixing that end)");

@@ -89,7 +89,8 @@ class MetricsFollower:
         try:
             with open(self.path, "rb") as f:
                 stat = os.fstat(f.fileno())
-                if stat.st_ino != (self.inode or stat.st_ino) or stat.st_size < self.offset:
+                replaced = self.inode is not None and stat.st_ino != self.inode
+                if replaced or stat.st_size < self.offset:
                     self._restart()
                 self.inode = stat.st_ino
                 f.seek(self.offset)

@@ -119,8 +119,8 @@ TEST(Autotuner, AStoppedMeasurementEndsTheSearchAtTheChoice) {
   };
   AutotuneResult r = Autotuner(o).Run(measure, PerLearner(1));
   EXPECT_EQ(r.learners_per_device, 2);
-  EXPECT_EQ(Actions(r), (std::vector<std::string>{"start", "add", "look ahead",
-                                                  "stop: training stops"}));
+  EXPECT_EQ(Actions(r),
+            (std::vector<std::string>{"start", "add", "look ahead", "stop: training stops"}));
   stop_at = 1;
   r = Autotuner(o).Run(measure, PerLearner(1));
   EXPECT_EQ(r.learners_per_device, 1);

@@ -151,8 +151,8 @@ TEST(Checkpoint, KillDuringWriteLeavesThePreviousCheckpoint) {
     ASSERT_EQ(::kill(child, SIGKILL), 0);
     int status = 0;
     ::waitpid(child, &status, 0);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "the writing child exited with "
-                                     << WEXITSTATUS(status) << " before it was killed";
+    ASSERT_TRUE(WIFSIGNALED(status))
+        << "the writing child exited with " << WEXITSTATUS(status) << " before it was killed";
     Checkpoint c = ReadCheckpoint(path);  // the previous complete checkpoint
     EXPECT_EQ(c.info.net, "small");
     const int64_t n = c.tensors.at("z/w").numel();

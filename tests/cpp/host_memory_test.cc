@@ -12,8 +12,8 @@ namespace crossbow {
 namespace {
 
 TEST(HostMemory, AvailableIsPositiveAndAtMostTheHostsMemory) {
-  const size_t total = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) *
-                       static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t total =
+      static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t available = AvailableHostMemoryBytes();
   EXPECT_GT(available, 0u);
   EXPECT_LE(available, total);
