@@ -14,19 +14,6 @@ using namespace dnnl_utils;
 
 namespace {
 
-inline float ToFloat(float x) { return x; }
-inline float ToFloat(uint16_t bf16) { return Bf16ToFloat(bf16); }
-template <class T>
-T FromFloat(float x);
-template <>
-float FromFloat<float>(float x) {
-  return x;
-}
-template <>
-uint16_t FromFloat<uint16_t>(float x) {
-  return FloatToBf16(x);
-}
-
 // y = addends[0] + addends[1] + ..., elements of type T (uint16_t for bfloat16) in y's layout,
 // summed in float32 in that order and rounded to T once; through max(., 0) where kRelu. y may
 // be one of the addends: each chunk is read whole before it is written.

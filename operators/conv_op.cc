@@ -1,5 +1,7 @@
 #include "operators/conv_op.h"
 
+#include "crossbow/core/precision.h"
+
 namespace crossbow {
 
 using namespace dnnl_utils;
@@ -48,6 +50,11 @@ bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const 
   const int64_t tiles = y[0] * ((y[2] + 3) / 4) * ((y[3] + 3) / 4);
   return precision == Precision::kFP32 && p.kernel == 3 && p.stride == 1 && p.dilation == 1 &&
          p.group == 1 && x[1] >= 32 && w[0] >= 32 && tiles >= 32;
+}
+
+bool PrefersPointwiseGradient(const ConvParams& p, bool want_bias, Precision precision) {
+  return p.kernel == 1 && p.pad == 0 && p.dilation == 1 && p.group == 1 && !want_bias &&
+         precision == Precision::kBF16 && CpuHasAmx();
 }
 
 namespace {
@@ -159,6 +166,17 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
   const Tensor& w = Input(1);
   const Shape y_shape = ConvOutputShape(def(), params_, x.shape(), w.shape(), nullptr);
   EnforceInputShape(2, y_shape);
+  x_md_ = x_md;
+  dy_md_ = dy_md;
+  w_shape_ = w.shape();
+  pointwise_.reset();
+  if (PrefersPointwiseGradient(params_, want_bias_, context_->precision())) {
+    pointwise_.emplace();
+    pointwise_->Build(params_.stride, x.shape(), w.shape(), memory::data_type::bf16, context_);
+    weights_implementation_ = want_weights_ ? pointwise_->weights_implementation : "";
+    data_implementation_ = want_data_ ? pointwise_->data_implementation : "";
+    return;
+  }
   ConvDescs descs(params_, x.shape(), w.shape(), y_shape, want_bias_, context_->precision());
   auto hint = descs.Forward(context_->engine());
   if (want_weights_) {
@@ -179,9 +197,6 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
     share_dy_ = want_weights_ && bw_dy_md_ == bd_dy_md_;
   }
   w_plain_md_ = descs.w_plain;
-  x_md_ = x_md;
-  dy_md_ = dy_md;
-  w_shape_ = w.shape();
 }
 
 void ConvGradientOp::Run() {
@@ -190,6 +205,11 @@ void ConvGradientOp::Run() {
   const Tensor& dy = Input(2);
   memory::desc x_md = DescOf(x), dy_md = DescOf(dy);
   if (x_md != x_md_ || dy_md != dy_md_ || w.shape() != w_shape_) Build(x_md, dy_md);
+  if (pointwise_) {
+    pointwise_->Run(x, w, dy, HasOutput(0) ? Output(0) : nullptr, want_data_ ? Output(2) : nullptr,
+                    context_);
+    return;
+  }
   memory dy_for_weights;
   if (want_weights_) {
     dy_for_weights = dy_for_weights_.Convert(dy, dy_md_, bw_dy_md_, context_);

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <optional>
+
 #include "crossbow/core/operator.h"
+#include "operators/pointwise_conv_gradient.h"
 #include "operators/reorder_cache.h"
 #include "operators/weight_gradient.h"
 #include "operators/weighted_forward.h"
@@ -27,6 +30,13 @@ Shape ConvOutputShape(const OperatorDef& def, const ConvParams& p, const Shape& 
 // the convolution stays direct.
 bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y,
                      Precision precision);
+
+// Whether ConvGradient computes the gradients as matrix products (PointwiseConvGradient) rather
+// than with oneDNN's backward convolutions: 1x1, no padding, dilation or groups, no bias
+// gradient, bf16, on a CPU with AMX. There oneDNN 2.6 runs the backward passes of 1x1
+// convolutions on its older AMX convolution kernels at 33-230 GFLOP/s a core, where its AMX
+// matrix product does the same sums at 550-830 (docs/results.md, issue 33).
+bool PrefersPointwiseGradient(const ConvParams& p, bool want_bias, Precision precision);
 
 // Y = conv(X, W) + b on oneDNN. The primitive picks the activation and weight layouts (blocked);
 // X is reordered only when it arrives in another layout, the plain W every run (cached reorder).
@@ -77,6 +87,7 @@ class ConvGradientOp final : public Operator<CPUContext> {
   dnnl::convolution_backward_data data_primitive_;
   std::string weights_implementation_, data_implementation_;
   ReorderCache x_for_weights_, dy_for_weights_, w_for_data_, dy_for_data_;
+  std::optional<PointwiseConvGradient> pointwise_;  // where PrefersPointwiseGradient
 };
 
 }  // namespace crossbow

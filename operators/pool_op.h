@@ -47,7 +47,7 @@ class PoolGradientOp final : public Operator<CPUContext> {
   dnnl::pooling_backward::primitive_desc pd_;
   dnnl::pooling_backward primitive_;
   Shape y_shape_;
-  ReorderCache dy_to_y_layout_;  // to Y's layout (MaxPool's workspace indexes it) or X's type
+  ReorderCache dy_to_y_layout_;  // to the layout and type of Y (y_md_)
 };
 
 using MaxPoolOp = PoolOp<PoolKind::kMax>;

@@ -1,6 +1,7 @@
 #include "operators/spatial_bn_op.h"
 
 #include "crossbow/core/fusion.h"
+#include "operators/channels_last_bn.h"
 
 namespace crossbow {
 
@@ -22,6 +23,40 @@ normalization_flags Flags() {
 template <bool kRelu>
 constexpr int kTrainingOutputs = kRelu ? 6 : 5;
 
+// Whether X is channels-last (nhwc), which ChannelsLastBN normalises in place of oneDNN.
+bool IsChannelsLast(const memory::desc& md) {
+  return md == memory::desc(md.dims(), md.data_type(), memory::format_tag::acdb);
+}
+
+// ChannelsLastBN's mask: a byte per element of X, in X's order.
+memory::desc ChannelsLastMask(const memory::desc& x_md) {
+  return memory::desc(x_md.dims(), memory::data_type::u8, memory::format_tag::acdb);
+}
+
+ChannelsLastBN ChannelsLastKernel(const Tensor& x, float epsilon, bool relu) {
+  return {x.dim(0) * x.dim(2) * x.dim(3), x.dim(1), epsilon, relu};
+}
+
+// Calls f with a null pointer of X's element type: float, or uint16_t for bfloat16.
+template <class F>
+void WithElementType(const Tensor& x, F f) {
+  if (x.dtype() == DataType::kBFloat16) {
+    f(static_cast<uint16_t*>(nullptr));
+  } else {
+    f(static_cast<float*>(nullptr));
+  }
+}
+
+template <class T>
+const T* Elements(const Tensor& t) {
+  return static_cast<const T*>(t.raw_data());
+}
+
+template <class T>
+T* Elements(Tensor* t) {
+  return static_cast<T*>(t->raw_data());
+}
+
 }  // namespace
 
 template <bool kRelu>
@@ -42,27 +77,42 @@ void SpatialBNOp<kRelu>::Run() {
   EnforceBNShapes(def(), [&](int i) -> const Shape& { return Input(i).shape(); }, {1, 2, 3, 4});
   const memory::desc x_md = DescOf(x);
   if (x_md != x_md_) {
-    const auto flags =
-        is_test_ ? Flags<kRelu>() | normalization_flags::use_global_stats : Flags<kRelu>();
-    auto desc = dnnl::batch_normalization_forward::desc(
-        is_test_ ? prop_kind::forward_inference : prop_kind::forward_training, x_md, epsilon_,
-        flags);
-    dnnl::batch_normalization_forward::primitive_desc pd(desc, Attributes(), context_->engine());
-    primitive_ = dnnl::batch_normalization_forward(pd);
-    mask_md_ = pd.workspace_desc();
+    channels_last_ = IsChannelsLast(x_md);
+    if (channels_last_) {
+      mask_md_ = ChannelsLastMask(x_md);
+    } else {
+      const auto flags =
+          is_test_ ? Flags<kRelu>() | normalization_flags::use_global_stats : Flags<kRelu>();
+      auto desc = dnnl::batch_normalization_forward::desc(
+          is_test_ ? prop_kind::forward_inference : prop_kind::forward_training, x_md, epsilon_,
+          flags);
+      dnnl::batch_normalization_forward::primitive_desc pd(desc, Attributes(), context_->engine());
+      primitive_ = dnnl::batch_normalization_forward(pd);
+      mask_md_ = pd.workspace_desc();
+    }
     x_md_ = x_md;
     c_md_ = PlainDesc({x.dim(1)});
   }
   Tensor* y = Output(0);
   ResizeTo(y, x.shape(), x_md);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, Wrap(x, x_md, context_)},
-                                       {DNNL_ARG_DST, Wrap(*y, x_md, context_)},
-                                       {DNNL_ARG_SCALE, Wrap(Input(1), c_md_, context_)},
-                                       {DNNL_ARG_SHIFT, Wrap(Input(2), c_md_, context_)}};
+  const ChannelsLastBN kernel = ChannelsLastKernel(x, epsilon_, kRelu);
   if (is_test_) {
-    args.emplace(DNNL_ARG_MEAN, Wrap(Input(3), c_md_, context_));
-    args.emplace(DNNL_ARG_VARIANCE, Wrap(Input(4), c_md_, context_));
-    Execute(primitive_, std::move(args), context_);
+    if (channels_last_) {
+      WithElementType(x, [&](auto* type) {
+        using T = std::remove_pointer_t<decltype(type)>;
+        kernel.Normalize(Elements<T>(x), Input(1).data<float>(), Input(2).data<float>(),
+                         Input(3).data<float>(), Input(4).data<float>(), Elements<T>(y), nullptr);
+      });
+      return;
+    }
+    Execute(primitive_,
+            {{DNNL_ARG_SRC, Wrap(x, x_md, context_)},
+             {DNNL_ARG_DST, Wrap(*y, x_md, context_)},
+             {DNNL_ARG_SCALE, Wrap(Input(1), c_md_, context_)},
+             {DNNL_ARG_SHIFT, Wrap(Input(2), c_md_, context_)},
+             {DNNL_ARG_MEAN, Wrap(Input(3), c_md_, context_)},
+             {DNNL_ARG_VARIANCE, Wrap(Input(4), c_md_, context_)}},
+            context_);
     return;
   }
   const int64_t count = x.dim(0) * x.dim(2) * x.dim(3);
@@ -73,13 +123,24 @@ void SpatialBNOp<kRelu>::Run() {
   Tensor* var = OutputOr(this, 4, &var_scratch_);
   mean->Resize({x.dim(1)});
   var->Resize({x.dim(1)});
-  args.emplace(DNNL_ARG_MEAN, Wrap(*mean, c_md_, context_));
-  args.emplace(DNNL_ARG_VARIANCE, Wrap(*var, c_md_, context_));
-  if (kRelu) {
-    Output(5)->ResizeBlocked(x.shape(), mask_md_);
-    args.emplace(DNNL_ARG_WORKSPACE, Wrap(*Output(5), mask_md_, context_));
+  if (kRelu) Output(5)->ResizeBlocked(x.shape(), mask_md_);
+  if (channels_last_) {
+    WithElementType(x, [&](auto* type) {
+      using T = std::remove_pointer_t<decltype(type)>;
+      kernel.ForwardTraining(Elements<T>(x), Input(1).data<float>(), Input(2).data<float>(),
+                             mean->mutable_data<float>(), var->mutable_data<float>(),
+                             Elements<T>(y), kRelu ? Elements<uint8_t>(Output(5)) : nullptr);
+    });
+  } else {
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, Wrap(x, x_md, context_)},
+                                         {DNNL_ARG_DST, Wrap(*y, x_md, context_)},
+                                         {DNNL_ARG_SCALE, Wrap(Input(1), c_md_, context_)},
+                                         {DNNL_ARG_SHIFT, Wrap(Input(2), c_md_, context_)},
+                                         {DNNL_ARG_MEAN, Wrap(*mean, c_md_, context_)},
+                                         {DNNL_ARG_VARIANCE, Wrap(*var, c_md_, context_)}};
+    if (kRelu) args.emplace(DNNL_ARG_WORKSPACE, Wrap(*Output(5), mask_md_, context_));
+    Execute(primitive_, std::move(args), context_);
   }
-  Execute(primitive_, std::move(args), context_);
   UpdateRunningStats(*mean, *var, count);
 }
 
@@ -109,15 +170,26 @@ void SpatialBNGradientOp<kRelu>::Run() {
   EnforceInputShape(4, x.shape());
   const memory::desc x_md = DescOf(x);
   if (x_md != x_md_) {
-    auto hint_desc = dnnl::batch_normalization_forward::desc(prop_kind::forward_training, x_md,
-                                                             epsilon_, Flags<kRelu>());
-    dnnl::batch_normalization_forward::primitive_desc hint(hint_desc, context_->engine());
-    auto desc = dnnl::batch_normalization_backward::desc(prop_kind::backward, x_md, x_md, epsilon_,
-                                                         Flags<kRelu>());
-    primitive_ = dnnl::batch_normalization_backward({desc, Attributes(), context_->engine(), hint});
-    mask_md_ = hint.workspace_desc();
+    channels_last_ = IsChannelsLast(x_md);
+    if (channels_last_) {
+      mask_md_ = ChannelsLastMask(x_md);
+    } else {
+      auto hint_desc = dnnl::batch_normalization_forward::desc(prop_kind::forward_training, x_md,
+                                                               epsilon_, Flags<kRelu>());
+      dnnl::batch_normalization_forward::primitive_desc hint(hint_desc, context_->engine());
+      auto desc = dnnl::batch_normalization_backward::desc(prop_kind::backward, x_md, x_md,
+                                                           epsilon_, Flags<kRelu>());
+      primitive_ =
+          dnnl::batch_normalization_backward({desc, Attributes(), context_->engine(), hint});
+      mask_md_ = hint.workspace_desc();
+    }
     x_md_ = x_md;
     c_md_ = PlainDesc({x.dim(1)});
+  }
+  if (kRelu) {
+    CROSSBOW_ENFORCE_VALUE(DescOf(Input(5)) == mask_md_, def().Label(), ": input 5 '",
+                           def().inputs[5], "' is not the mask of a SpatialBNRelu of X ",
+                           ShapeString(x.shape()), " in X's layout");
   }
   const Tensor* dy = &dy_to_x_layout_.As(Input(4), x_md, context_);
   Tensor* dx = OutputOr(this, 0, &dx_scratch_);
@@ -126,6 +198,16 @@ void SpatialBNGradientOp<kRelu>::Run() {
   ResizeTo(dx, x.shape(), x_md);
   dscale->Resize({x.dim(1)});
   dbias->Resize({x.dim(1)});
+  if (channels_last_) {
+    WithElementType(x, [&](auto* type) {
+      using T = std::remove_pointer_t<decltype(type)>;
+      ChannelsLastKernel(x, epsilon_, kRelu)
+          .Backward(Elements<T>(x), Elements<T>(*dy), kRelu ? Elements<uint8_t>(Input(5)) : nullptr,
+                    Input(1).data<float>(), Input(2).data<float>(), Input(3).data<float>(),
+                    Elements<T>(dx), dscale->mutable_data<float>(), dbias->mutable_data<float>());
+    });
+    return;
+  }
   const memory scale = Wrap(Input(1), c_md_, context_);
   // oneDNN 2.6 insists on a shift argument here although no gradient depends on its values.
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, Wrap(x, x_md, context_)},
@@ -137,13 +219,7 @@ void SpatialBNGradientOp<kRelu>::Run() {
                                        {DNNL_ARG_DIFF_SRC, Wrap(*dx, x_md, context_)},
                                        {DNNL_ARG_DIFF_SCALE, Wrap(*dscale, c_md_, context_)},
                                        {DNNL_ARG_DIFF_SHIFT, Wrap(*dbias, c_md_, context_)}};
-  if (kRelu) {
-    const Tensor& mask = Input(5);
-    CROSSBOW_ENFORCE_VALUE(DescOf(mask) == mask_md_, def().Label(), ": input 5 '", def().inputs[5],
-                           "' is not the mask of a SpatialBNRelu of X ", ShapeString(x.shape()),
-                           " in X's layout");
-    args.emplace(DNNL_ARG_WORKSPACE, Wrap(mask, mask_md_, context_));
-  }
+  if (kRelu) args.emplace(DNNL_ARG_WORKSPACE, Wrap(Input(5), mask_md_, context_));
   Execute(primitive_, std::move(args), context_);
 }
 

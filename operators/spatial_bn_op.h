@@ -29,11 +29,13 @@ inline Tensor* OutputOr(OperatorBase* op, int i, Tensor* scratch) {
   return op->HasOutput(i) ? op->Output(i) : scratch;
 }
 
-// Batch normalisation of [N, C, H, W] per channel on oneDNN; Y keeps X's layout. Training
+// Batch normalisation of [N, C, H, W] per channel on oneDNN, or ChannelsLastBN where X is
+// channels-last (nhwc); Y keeps X's layout. Training
 // normalises with the batch statistics, saves them for the gradient and folds them into the
 // running statistics in place; is_test normalises with the running statistics. kRelu is
 // SpatialBNRelu: Y = max(BN(X), 0) in the same pass (oneDNN's fuse_norm_relu), which in
-// training also writes the mask (oneDNN's workspace) that its gradient reads.
+// training also writes the mask (oneDNN's workspace, or ChannelsLastBN's) that its gradient
+// reads.
 template <bool kRelu>
 class SpatialBNOp final : public Operator<CPUContext> {
  public:
@@ -45,6 +47,7 @@ class SpatialBNOp final : public Operator<CPUContext> {
 
   const float epsilon_, momentum_;
   const bool is_test_;
+  bool channels_last_ = false;                // ChannelsLastBN runs, not primitive_
   dnnl::memory::desc x_md_, c_md_, mask_md_;  // c_md_: the [C] statistics and parameters
   dnnl::batch_normalization_forward primitive_;
   Tensor mean_scratch_, var_scratch_;  // batch statistics when outputs 3, 4 are unnamed
@@ -60,6 +63,7 @@ class SpatialBNGradientOp final : public Operator<CPUContext> {
 
  private:
   const float epsilon_;
+  bool channels_last_ = false;                // ChannelsLastBN runs, not primitive_
   dnnl::memory::desc x_md_, c_md_, mask_md_;  // c_md_: the [C] statistics and parameters
   dnnl::batch_normalization_backward primitive_;
   ReorderCache dy_to_x_layout_;

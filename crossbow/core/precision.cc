@@ -18,6 +18,8 @@ bool CpuHas(dnnl::cpu_isa isa) {
 
 bool CpuHasBf16() { return CpuHas(dnnl::cpu_isa::avx512_core_bf16); }
 
+bool CpuHasAmx() { return CpuHas(dnnl::cpu_isa::avx512_core_amx); }
+
 const std::vector<std::string>& PrecisionNames() {
   static const std::vector<std::string> names = {"fp32", "bf16", "tf32", "fp16"};
   return names;

@@ -36,6 +36,9 @@ void CheckPrecisionOn(Precision precision, DeviceType device);
 // Whether oneDNN finds AVX512-BF16 (or AMX, which includes it) on this CPU.
 bool CpuHasBf16();
 
+// Whether oneDNN finds AMX (bf16 tile products) on this CPU.
+bool CpuHasAmx();
+
 // oneDNN's name for the widest instruction set it uses on this CPU ("avx2", "avx512_core_amx").
 std::string CpuIsaName();
 

@@ -21,8 +21,10 @@ using dnnl::memory;
 struct Input {
   std::string name;
   Shape shape;
-  bool activation;   // fed as bfloat16 in precision bf16, nChw16c when 4-D; else plain fp32
+  bool activation;   // fed as bfloat16 in precision bf16, in `layout` when 4-D; else plain fp32
   float low = -1.f;  // values uniform in [low, 1), rounded to bfloat16 for both runs
+  // As convolutions leave 4-D activations: blocked, or channels-last (acdb) where AMX runs them.
+  memory::format_tag layout = memory::format_tag::nChw16c;
 };
 
 struct Bf16Case {
@@ -32,10 +34,10 @@ struct Bf16Case {
   std::map<std::string, DataType> outputs;  // each checked output and its type in bf16
 };
 
-// How activations arrive: nChw16c when 4-D (as convolutions leave them), plain otherwise.
-memory::desc ActivationLayout(const Shape& shape, memory::data_type type) {
-  const memory::desc layout = shape.size() == 4 ? BlockedDesc(shape, memory::format_tag::nChw16c)
-                                                : dnnl_utils::PlainDesc(shape);
+// How activations arrive: in the input's layout when 4-D, plain otherwise.
+memory::desc ActivationLayout(const Input& in, memory::data_type type) {
+  const memory::desc layout =
+      in.shape.size() == 4 ? BlockedDesc(in.shape, in.layout) : dnnl_utils::PlainDesc(in.shape);
   return dnnl_utils::WithType(layout, type);
 }
 
@@ -45,7 +47,7 @@ void Feed(OpHarness& h, const Input& in, const std::vector<float>& values, memor
     return;
   }
   const Tensor* plain = h.Feed(in.name + "_plain", in.shape, values);
-  dnnl_utils::ReorderTo(*plain, ActivationLayout(in.shape, type), h.ws().CreateTensor(in.name),
+  dnnl_utils::ReorderTo(*plain, ActivationLayout(in, type), h.ws().CreateTensor(in.name),
                         &h.context());
 }
 
@@ -81,6 +83,7 @@ const Shape kX = {4, 32, 6, 6};
 TEST(Bf16Activations, EachOperatorHandsOnBfloat16AsItsFp32Rounded) {
   if (!CpuHasBf16()) GTEST_SKIP() << "this CPU has " << CpuIsaName() << ", not AVX512-BF16 or AMX";
   const Shape pooled = {4, 32, 3, 3}, c = {32};
+  const memory::format_tag nhwc = memory::format_tag::acdb;
   const std::map<std::string, Argument> pool = {{"kernel", int64_t{2}}, {"stride", int64_t{2}}};
   const std::map<std::string, Argument> pad = {{"before", int64_t{16}}, {"after", int64_t{0}}};
   const std::vector<Bf16Case> cases = {
@@ -105,6 +108,28 @@ TEST(Bf16Activations, EachOperatorHandsOnBfloat16AsItsFp32Rounded) {
         {"dX", DataType::kBFloat16},
         {"dscale", DataType::kFloat32},
         {"dbias", DataType::kFloat32}}},
+      {"SpatialBN and SpatialBNRelu on channels-last X (ChannelsLastBN)",
+       {{"X", kX, true, -1.f, nhwc},
+        {"scale", c, false},
+        {"bias", c, false},
+        {"rm", c, false},
+        {"rv", c, false, 0.5f},
+        {"dY", kX, true, -1.f, nhwc}},
+       {MakeOperator("SpatialBNRelu", {"X", "scale", "bias", "rm", "rv"},
+                     {"Y", "rm", "rv", "sm", "sv", "mask"}),
+        MakeOperator("SpatialBNReluGradient", {"X", "scale", "sm", "sv", "dY", "mask"},
+                     {"dX", "dscale", "dbias"}),
+        MakeOperator("SpatialBN", {"X", "scale", "bias", "rm", "rv"},
+                     {"Y2", "rm", "rv", "sm2", "sv2"}),
+        MakeOperator("SpatialBNGradient", {"X", "scale", "sm2", "sv2", "dY"},
+                     {"dX2", "dscale2", "dbias2"})},
+       {{"Y", DataType::kBFloat16},
+        {"sv", DataType::kFloat32},
+        {"dX", DataType::kBFloat16},
+        {"dscale", DataType::kFloat32},
+        {"Y2", DataType::kBFloat16},
+        {"dX2", DataType::kBFloat16},
+        {"dbias2", DataType::kFloat32}}},
       {"AddRelu and Sum, an fp32 addend brought to the first's type",
        {{"A", kX, true}, {"B", kX, true}, {"F", kX, false}},
        {MakeOperator("AddRelu", {"A", "B"}, {"C"}), MakeOperator("Sum", {"A", "B", "F"}, {"S"})},
@@ -121,6 +146,11 @@ TEST(Bf16Activations, EachOperatorHandsOnBfloat16AsItsFp32Rounded) {
        {{"Y", DataType::kBFloat16}, {"dX", DataType::kBFloat16}}},
       {"GlobalAveragePool",
        {{"X", kX, true}, {"dY", {4, 32, 1, 1}, true}},
+       {MakeOperator("GlobalAveragePool", {"X"}, {"Y"}),
+        MakeOperator("GlobalAveragePoolGradient", {"X", "dY"}, {"dX"})},
+       {{"Y", DataType::kBFloat16}, {"dX", DataType::kBFloat16}}},
+      {"GlobalAveragePool of channels-last X, fp32 dY",
+       {{"X", kX, true, -1.f, nhwc}, {"dY", {4, 32, 1, 1}, false}},
        {MakeOperator("GlobalAveragePool", {"X"}, {"Y"}),
         MakeOperator("GlobalAveragePoolGradient", {"X", "dY"}, {"dX"})},
        {{"Y", DataType::kBFloat16}, {"dX", DataType::kBFloat16}}},
@@ -159,7 +189,7 @@ TEST(Bf16Activations, PaddingBlockedBfloat16KeepsItsLayout) {
        memory::data_type::bf16);
   h.Run(MakeOperator("ChannelPad", {"X"}, {"Y"}, {{"before", int64_t{16}}}));
   EXPECT_EQ(h.ws().GetTensor("Y")->layout(),
-            ActivationLayout({2, 32, 4, 4}, memory::data_type::bf16));
+            ActivationLayout({"Y", {2, 32, 4, 4}, true}, memory::data_type::bf16));
 }
 
 TEST(Bf16Activations, ConcatOfMixedTypesSaysWhich) {

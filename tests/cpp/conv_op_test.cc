@@ -28,6 +28,7 @@ const ConvCase kCases[] = {
     {3, 3, 4, 5, 5, 1, 1, 0, 1, 1, false},      // 1x1
     {2, 32, 16, 15, 32, 3, 1, 1, 1, 1, true},   // Winograd (PrefersWinograd), a partial tile
     {1, 1024, 2, 2, 16, 1, 1, 0, 1, 1, false},  // dW's rows 4 KiB apart (BlockedToPlainCopy)
+    {2, 16, 7, 6, 24, 1, 2, 0, 1, 1, false},    // 1x1 stride 2 (PrefersPointwiseGradient)
 };
 
 OperatorDef ConvDef(const ConvCase& c, const std::string& x = "X") {
@@ -250,6 +251,75 @@ TEST(Conv, WinogradRunsWherePreferred) {
     for (const std::string& name : {forward.implementation(), backward.weights_implementation(),
                                     backward.data_implementation()}) {
       EXPECT_EQ(name.find("wino") != std::string::npos, preferred) << name;
+    }
+  }
+}
+
+TEST(Conv, PointwiseGradientOnlyWhereItPays) {
+  const auto prefers = [](const ConvCase& c, bool bias, Precision precision) {
+    return PrefersPointwiseGradient(ConvParams(ConvDef(c)), bias, precision);
+  };
+  const ConvCase pointwise = kCases[4], strided = kCases[7];
+  EXPECT_EQ(prefers(pointwise, false, Precision::kBF16), CpuHasAmx());
+  EXPECT_EQ(prefers(strided, false, Precision::kBF16), CpuHasAmx());
+  EXPECT_FALSE(prefers(pointwise, true, Precision::kBF16));
+  EXPECT_FALSE(prefers(pointwise, false, Precision::kFP32));
+  for (const ConvCase& c : {kCases[0], kCases[1], kCases[3]})
+    EXPECT_FALSE(prefers(c, false, Precision::kBF16));
+  ConvCase padded = pointwise, grouped = strided;
+  padded.pad = 1;
+  grouped.group = 2;
+  EXPECT_FALSE(prefers(padded, false, Precision::kBF16));
+  EXPECT_FALSE(prefers(grouped, false, Precision::kBF16));
+}
+
+// The matrix products give the convolution's gradients, with X and dY in any layout and dX
+// in nhwc: against the convolution path in fp32 (on every CPU) and, where the CPU has bf16,
+// in bf16, where both read the same bfloat16 values and differ only in summation order.
+TEST(Conv, PointwiseGradientEqualsTheConvolutions) {
+  std::vector<Precision> precisions = {Precision::kFP32};
+  if (CpuHasBf16()) precisions.push_back(Precision::kBF16);
+  ConvCase wide = kCases[7];
+  wide.c = 64;
+  wide.m = 48;
+  for (const Precision precision : precisions) {
+    for (const ConvCase& c : {kCases[4], kCases[6], kCases[7], wide}) {
+      SCOPED_TRACE(::testing::Message() << PrecisionName(precision) << " C=" << c.c << " M=" << c.m
+                                        << " stride=" << c.stride);
+      OpHarness h;
+      h.context().set_precision(precision);
+      FeedConv(h, c);
+      h.Run(ConvDef(c));
+      h.Feed("dY", h.ShapeOf("Y"));
+      CopyToBlocked(h, "dY", "dYb");
+      // The convolution path, on the inputs as the pointwise one reads them.
+      for (const char* name : {"X", "W", "dY"}) {
+        if (precision == Precision::kBF16) RoundBlobToBf16(h, name);
+      }
+      OpHarness reference;
+      for (const char* name : {"X", "W", "dY"})
+        reference.Feed(name, h.ShapeOf(name), h.Fetch(name));
+      reference.Run(
+          MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "", "dX"}, ConvDef(c).args));
+      const memory::data_type type =
+          precision == Precision::kBF16 ? memory::data_type::bf16 : memory::data_type::f32;
+      PointwiseConvGradient pointwise;
+      pointwise.Build(c.stride, h.ShapeOf("X"), h.ShapeOf("W"), type, &h.context());
+      for (const char* dy : {"dY", "dYb"}) {
+        Tensor* dw = h.ws().CreateTensor("dW");
+        Tensor* dx = h.ws().CreateTensor("dX");
+        pointwise.Run(*h.ws().GetTensor("X"), *h.ws().GetTensor("W"), *h.ws().GetTensor(dy), dw, dx,
+                      &h.context());
+        // Products of bfloat16 values are exact in fp32: dW differs by summation order only.
+        EXPECT_LT(MaxAbsDiff(h.Fetch("dW"), reference.Fetch("dW")), 1e-4f) << dy;
+        if (precision == Precision::kBF16) {
+          ExpectBf16RoundingOf(h.Fetch("dX"), reference.Fetch("dX"), dy);
+        } else {
+          EXPECT_LT(MaxAbsDiff(h.Fetch("dX"), reference.Fetch("dX")), 1e-4f) << dy;
+        }
+        EXPECT_EQ(dnnl_utils::DescOf(*dx),
+                  memory::desc(dnnl_utils::Dims(h.ShapeOf("X")), type, memory::format_tag::acdb));
+      }
     }
   }
 }

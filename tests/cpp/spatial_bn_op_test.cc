@@ -68,47 +68,74 @@ OperatorDef TrainingBNRelu() {
                       {"Y", "rm", "rv", "saved_mean", "saved_var", "mask"});
 }
 
-TEST(SpatialBN, TrainingMatchesReference) {
-  for (const Shape& shape : {Shape{1, 3, 4, 5}, Shape{4, 17, 3, 3}}) {
-    OpHarness h;
-    h.Feed("X", shape, {}, -2.f, 3.f);
-    FeedParams(h, shape[1]);
-    auto x = h.Fetch("X"), scale = h.Fetch("scale"), bias = h.Fetch("bias");
-    auto rm = h.Fetch("rm"), rv = h.Fetch("rv");
-    h.Run(TrainingBN({{"momentum", 0.8}, {"epsilon", 1e-3}}));
+// The layouts SpatialBN runs differently: plain and blocked on oneDNN, channels-last (acdb) on
+// ChannelsLastBN.
+const memory::format_tag kLayouts[] = {memory::format_tag::nchw, memory::format_tag::nChw16c,
+                                       memory::format_tag::acdb};
 
-    std::vector<float> mean, var;
-    NaiveStats(x, shape, &mean, &var);
-    EXPECT_LT(MaxAbsDiff(h.Fetch("saved_mean"), mean), 1e-5f);
-    EXPECT_LT(MaxAbsDiff(h.Fetch("saved_var"), var), 1e-4f);
-    EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), NaiveNormalize(x, shape, scale, bias, mean, var, 1e-3f)),
-              1e-4f);
-    const float count = static_cast<float>(shape[0] * shape[2] * shape[3]);
-    for (int64_t c = 0; c < shape[1]; ++c) {
-      rm[c] = 0.8f * rm[c] + 0.2f * mean[c];
-      rv[c] = 0.8f * rv[c] + 0.2f * var[c] * count / (count - 1);
+TEST(SpatialBN, TrainingMatchesReference) {
+  for (const Shape& shape : {Shape{1, 3, 4, 5}, Shape{4, 17, 3, 3}, Shape{3, 40, 20, 20}})
+    for (const memory::format_tag layout : kLayouts) {
+      SCOPED_TRACE(::testing::Message() << ShapeString(shape) << " layout " << int(layout));
+      OpHarness h;
+      h.Feed("X", shape, {}, -2.f, 3.f);
+      FeedParams(h, shape[1]);
+      auto x = h.Fetch("X"), scale = h.Fetch("scale"), bias = h.Fetch("bias");
+      if (layout != memory::format_tag::nchw) MakeBlocked(h, "X", layout);
+      auto rm = h.Fetch("rm"), rv = h.Fetch("rv");
+      h.Run(TrainingBN({{"momentum", 0.8}, {"epsilon", 1e-3}}));
+
+      std::vector<float> mean, var;
+      NaiveStats(x, shape, &mean, &var);
+      EXPECT_LT(MaxAbsDiff(h.Fetch("saved_mean"), mean), 1e-5f);
+      EXPECT_LT(MaxAbsDiff(h.Fetch("saved_var"), var), 1e-4f);
+      EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), NaiveNormalize(x, shape, scale, bias, mean, var, 1e-3f)),
+                1e-4f);
+      const float count = static_cast<float>(shape[0] * shape[2] * shape[3]);
+      for (int64_t c = 0; c < shape[1]; ++c) {
+        rm[c] = 0.8f * rm[c] + 0.2f * mean[c];
+        rv[c] = 0.8f * rv[c] + 0.2f * var[c] * count / (count - 1);
+      }
+      EXPECT_LT(MaxAbsDiff(h.Fetch("rm"), rm), 1e-5f);
+      EXPECT_LT(MaxAbsDiff(h.Fetch("rv"), rv), 1e-4f);
     }
-    EXPECT_LT(MaxAbsDiff(h.Fetch("rm"), rm), 1e-5f);
-    EXPECT_LT(MaxAbsDiff(h.Fetch("rv"), rv), 1e-4f);
+}
+
+// A channel whose mean is large against its spread: the variance must not cancel away.
+TEST(SpatialBN, VarianceOfAnOffsetChannel) {
+  const Shape shape{8, 16, 16, 16};
+  for (const memory::format_tag layout : kLayouts) {
+    OpHarness h;
+    h.Feed("X", shape, {}, 999.f, 1001.f);
+    FeedParams(h, shape[1]);
+    std::vector<float> mean, var;
+    NaiveStats(h.Fetch("X"), shape, &mean, &var);
+    if (layout != memory::format_tag::nchw) MakeBlocked(h, "X", layout);
+    h.Run(TrainingBN());
+    // The variance is 1/3; float32 resolves 1000 to 6e-5.
+    EXPECT_LT(MaxAbsDiff(h.Fetch("saved_var"), var), 1e-3f) << int(layout);
   }
 }
 
 TEST(SpatialBN, TestModeUsesRunningStatistics) {
   const Shape shape{2, 17, 3, 2};
-  OpHarness h;
-  h.Feed("X", shape);
-  FeedParams(h, shape[1]);
-  h.Feed("saved_mean", {17}, std::vector<float>(17, 42.f));
-  auto x = h.Fetch("X"), rm = h.Fetch("rm"), rv = h.Fetch("rv");
-  h.Run(TrainingBN({{"is_test", 1}}));
-  auto expected = NaiveNormalize(x, shape, h.Fetch("scale"), h.Fetch("bias"), rm, rv, 1e-5f);
-  EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), expected), 1e-5f);
-  EXPECT_EQ(h.Fetch("rm"), rm);
-  EXPECT_EQ(h.Fetch("rv"), rv);
-  EXPECT_EQ(h.Fetch("saved_mean"), std::vector<float>(17, 42.f));
+  for (const memory::format_tag layout : kLayouts) {
+    OpHarness h;
+    h.Feed("X", shape);
+    FeedParams(h, shape[1]);
+    h.Feed("saved_mean", {17}, std::vector<float>(17, 42.f));
+    auto x = h.Fetch("X"), rm = h.Fetch("rm"), rv = h.Fetch("rv");
+    if (layout != memory::format_tag::nchw) MakeBlocked(h, "X", layout);
+    h.Run(TrainingBN({{"is_test", 1}}));
+    auto expected = NaiveNormalize(x, shape, h.Fetch("scale"), h.Fetch("bias"), rm, rv, 1e-5f);
+    EXPECT_LT(MaxAbsDiff(h.Fetch("Y"), expected), 1e-5f);
+    EXPECT_EQ(h.Fetch("rm"), rm);
+    EXPECT_EQ(h.Fetch("rv"), rv);
+    EXPECT_EQ(h.Fetch("saved_mean"), std::vector<float>(17, 42.f));
 
-  h.Run(MakeOperator("SpatialBN", {"X", "scale", "bias", "rm", "rv"}, {"Y1"}, {{"is_test", 1}}));
-  EXPECT_EQ(h.Fetch("Y1"), h.Fetch("Y"));
+    h.Run(MakeOperator("SpatialBN", {"X", "scale", "bias", "rm", "rv"}, {"Y1"}, {{"is_test", 1}}));
+    EXPECT_EQ(h.Fetch("Y1"), h.Fetch("Y"));
+  }
 }
 
 // SpatialBN's and SpatialBNRelu's.
@@ -128,22 +155,24 @@ TEST(SpatialBN, GradientMatchesNumeric) {
 
 TEST(SpatialBN, BlockedInputKeepsLayout) {
   const Shape shape{2, 20, 3, 3};
-  OpHarness h;
-  FeedWithGradient(h, shape);
-  const std::vector<std::string> grads = {"dX", "dscale", "dbias"};
-  auto backward = [&](const std::string& suffix) {
-    h.Run(MakeOperator("SpatialBN", {"X", "scale", "bias", "rm", "rv"},
-                       {"Y" + suffix, "rm", "rv", "sm" + suffix, "sv" + suffix}));
-    h.Run(MakeOperator("SpatialBNGradient", {"X", "scale", "sm" + suffix, "sv" + suffix, "dY"},
-                       {"dX" + suffix, "dscale" + suffix, "dbias" + suffix}));
-  };
-  backward("_plain");
-  MakeBlocked(h, "X");  // dY stays plain: the gradient must reorder it
-  backward("_blocked");
-  EXPECT_FALSE(h.ws().GetTensor("Y_blocked")->is_plain());
-  EXPECT_FALSE(h.ws().GetTensor("dX_blocked")->is_plain());
-  for (std::string name : {"Y", "sm", "sv", "dX", "dscale", "dbias"}) {
-    EXPECT_LT(MaxAbsDiff(h.Fetch(name + "_plain"), h.Fetch(name + "_blocked")), 1e-5f) << name;
+  for (const memory::format_tag layout : {kLayouts[1], kLayouts[2]}) {
+    OpHarness h;
+    FeedWithGradient(h, shape);
+    const std::vector<std::string> grads = {"dX", "dscale", "dbias"};
+    auto backward = [&](const std::string& suffix) {
+      h.Run(MakeOperator("SpatialBN", {"X", "scale", "bias", "rm", "rv"},
+                         {"Y" + suffix, "rm", "rv", "sm" + suffix, "sv" + suffix}));
+      h.Run(MakeOperator("SpatialBNGradient", {"X", "scale", "sm" + suffix, "sv" + suffix, "dY"},
+                         {"dX" + suffix, "dscale" + suffix, "dbias" + suffix}));
+    };
+    backward("_plain");
+    MakeBlocked(h, "X", layout);  // dY stays plain: the gradient must reorder it
+    backward("_blocked");
+    EXPECT_TRUE(HasLayout(h, "Y_blocked", layout));
+    EXPECT_TRUE(HasLayout(h, "dX_blocked", layout));
+    for (std::string name : {"Y", "sm", "sv", "dX", "dscale", "dbias"}) {
+      EXPECT_LT(MaxAbsDiff(h.Fetch(name + "_plain"), h.Fetch(name + "_blocked")), 1e-5f) << name;
+    }
   }
 }
 
@@ -185,11 +214,13 @@ TEST(SpatialBN, RejectsTrainingWithoutStatisticsOutputs) {
 // in plain and blocked layouts: the same values within float rounding, and some of Y zeroed.
 TEST(SpatialBNRelu, MatchesSpatialBNThenRelu) {
   const Shape shape{2, 20, 3, 3};
-  for (bool blocked : {false, true}) {
-    SCOPED_TRACE(blocked ? "blocked" : "plain");
+  std::map<std::string, std::vector<float>> plain;  // results from plain X, the first layout
+  for (const memory::format_tag layout : kLayouts) {
+    const bool blocked = layout != memory::format_tag::nchw;
+    SCOPED_TRACE(::testing::Message() << "layout " << int(layout));
     OpHarness h;
     FeedWithGradient(h, shape);
-    if (blocked) MakeBlocked(h, "X");
+    if (blocked) MakeBlocked(h, "X", layout);
     const auto rm = h.Fetch("rm"), rv = h.Fetch("rv");
     for (std::string path : {"_a", "_b"}) {
       h.Feed("rm" + path, {shape[1]}, rm);
@@ -208,6 +239,10 @@ TEST(SpatialBNRelu, MatchesSpatialBNThenRelu) {
     EXPECT_EQ(h.ws().GetTensor("Y_b")->is_plain(), !blocked);
     for (std::string name : {"Y", "rm", "rv", "sm", "sv", "dX", "dscale", "dbias"}) {
       EXPECT_LT(MaxAbsDiff(h.Fetch(name + "_a"), h.Fetch(name + "_b")), 1e-5f) << name;
+    }
+    for (std::string name : {"Y_b", "dX_b", "dscale_b", "dbias_b"}) {
+      if (!blocked) plain[name] = h.Fetch(name);
+      EXPECT_LT(MaxAbsDiff(h.Fetch(name), plain[name]), 1e-5f) << name << " against plain X";
     }
     auto y = h.Fetch("Y_b");
     EXPECT_GT(std::count(y.begin(), y.end(), 0.f), static_cast<long>(y.size() / 4));
