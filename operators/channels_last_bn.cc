@@ -10,51 +10,89 @@
 namespace crossbow {
 namespace {
 
-// Rows summed in float32 before their sums join the float64 totals.
-constexpr int64_t kBlockRows = 256;
+// The elements are walked a lane at a time: a row of `channels` values, or where the channels
+// divide 64 (16, 32) as many whole rows as make 64 values, so that the loops over a lane, which
+// vectorise, run long enough. Per-channel values are repeated across a lane (Repeat), and the
+// last lane may be short.
+struct Lanes {
+  Lanes(int64_t rows, int64_t channels)
+      : channels(channels),
+        total(rows * channels),
+        width(channels < 64 && 64 % channels == 0 ? 64 : channels) {}
+  int64_t count() const { return (total + width - 1) / width; }
+  int64_t length(int64_t lane) const { return std::min(width, total - lane * width); }
+  std::vector<float> Repeat(const float* per_channel) const {
+    std::vector<float> out(width);
+    for (int64_t j = 0; j < width; ++j) out[j] = per_channel[j % channels];
+    return out;
+  }
 
-// s1[c] += first(i, c) and s2[c] += second(i, c) over the elements i of rows [begin, end).
-// The sums do not alias what the terms read, so the loop over channels vectorises.
+  int64_t channels, total, width;
+};
+
+// Lanes summed in float32 before their sums join the float64 totals.
+constexpr int64_t kBlockLanes = 256;
+
+// s1[j] += first(i, j) and s2[j] += second(i, j) over the elements i of lanes [begin, end), j
+// the place in the lane. The sums do not alias what the terms read, so the loop vectorises.
 template <class First, class Second>
-void AddRows(int64_t begin, int64_t end, int64_t channels, First first, Second second,
-             float* __restrict s1, float* __restrict s2) {
-  for (int64_t r = begin; r < end; ++r) {
-    for (int64_t c = 0; c < channels; ++c) {
-      s1[c] += first(r * channels + c, c);
-      s2[c] += second(r * channels + c, c);
+void AddLanes(const Lanes& lanes, int64_t begin, int64_t end, First first, Second second,
+              float* __restrict s1, float* __restrict s2) {
+  for (int64_t l = begin; l < end; ++l) {
+    const int64_t at = l * lanes.width, length = lanes.length(l);
+    for (int64_t j = 0; j < length; ++j) {
+      s1[j] += first(at + j, j);
+      s2[j] += second(at + j, j);
     }
   }
 }
 
-// For every channel c, the totals over all rows of first(i, c) and second(i, c) (i the element
-// index), each summed in float32 over a block of rows and in float64 across blocks, in order.
+// For every channel c, the totals over its elements of first(i, j) and second(i, j), each
+// summed in float32 over a block of lanes and in float64 across blocks, in order.
 template <class First, class Second>
-void ChannelSums(int64_t rows, int64_t channels, First first, Second second,
-                 std::vector<double>* first_total, std::vector<double>* second_total) {
-  const int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
-  std::vector<float> partial(2 * blocks * channels, 0.f);
-#pragma omp parallel for schedule(static) if (rows * channels >= kMinParallelElements)
+void ChannelSums(const Lanes& lanes, First first, Second second, std::vector<double>* first_total,
+                 std::vector<double>* second_total) {
+  const int64_t width = lanes.width, blocks = (lanes.count() + kBlockLanes - 1) / kBlockLanes;
+  std::vector<float> partial(2 * blocks * width, 0.f);
+#pragma omp parallel for schedule(static) if (lanes.total >= kMinParallelElements)
   for (int64_t b = 0; b < blocks; ++b) {
-    float* s1 = &partial[2 * b * channels];
-    AddRows(b * kBlockRows, std::min(rows, (b + 1) * kBlockRows), channels, first, second, s1,
-            s1 + channels);
+    float* s1 = &partial[2 * b * width];
+    AddLanes(lanes, b * kBlockLanes, std::min(lanes.count(), (b + 1) * kBlockLanes), first, second,
+             s1, s1 + width);
   }
-  first_total->assign(channels, 0.0);
-  second_total->assign(channels, 0.0);
+  first_total->assign(lanes.channels, 0.0);
+  second_total->assign(lanes.channels, 0.0);
   for (int64_t b = 0; b < blocks; ++b) {
-    for (int64_t c = 0; c < channels; ++c) {
-      (*first_total)[c] += partial[2 * b * channels + c];
-      (*second_total)[c] += partial[(2 * b + 1) * channels + c];
+    for (int64_t j = 0; j < width; ++j) {
+      (*first_total)[j % lanes.channels] += partial[2 * b * width + j];
+      (*second_total)[j % lanes.channels] += partial[(2 * b + 1) * width + j];
     }
   }
 }
 
-// out[i] = value(i, c) for the elements of every row, rows in parallel.
+// out[i] = value(i, j) for every element, lanes in parallel.
 template <class T, class Value>
-void MapRows(int64_t rows, int64_t channels, Value value, T* __restrict out) {
-#pragma omp parallel for schedule(static) if (rows * channels >= kMinParallelElements)
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < channels; ++c) out[r * channels + c] = value(r * channels + c, c);
+void MapLanes(const Lanes& lanes, Value value, T* __restrict out) {
+#pragma omp parallel for schedule(static) if (lanes.total >= kMinParallelElements)
+  for (int64_t l = 0; l < lanes.count(); ++l) {
+    const int64_t at = l * lanes.width, length = lanes.length(l);
+    for (int64_t j = 0; j < length; ++j) out[at + j] = value(at + j, j);
+  }
+}
+
+// y = max(x a[j] + b[j], 0) and mask = (y > 0) in one pass; restrict, as a byte store could
+// otherwise alias every other array and keep the loop from vectorising.
+template <class T>
+void NormalizeRelu(const Lanes& lanes, const T* __restrict x, const float* __restrict a,
+                   const float* __restrict b, T* __restrict y, uint8_t* __restrict mask) {
+#pragma omp parallel for schedule(static) if (lanes.total >= kMinParallelElements)
+  for (int64_t l = 0; l < lanes.count(); ++l) {
+    const int64_t at = l * lanes.width, length = lanes.length(l);
+    for (int64_t j = 0; j < length; ++j) {
+      const float v = ToFloat(x[at + j]) * a[j] + b[j];
+      y[at + j] = FromFloat<T>(v > 0.f ? v : 0.f);
+      mask[at + j] = v > 0.f;
+    }
   }
 }
 
@@ -63,32 +101,35 @@ template <class T, class Passes>
 void BackwardWhere(const ChannelsLastBN& bn, Passes passes, const T* x, const T* dy,
                    const float* scale, const float* mean, const float* var, T* dx, float* dscale,
                    float* dbias) {
-  const int64_t rows = bn.rows, channels = bn.channels;
+  const Lanes lanes(bn.rows, bn.channels);
   const auto g = [&](int64_t i) {
     const float d = ToFloat(dy[i]);
     return passes(i) ? d : 0.f;
   };
+  const std::vector<float> mean_lane = lanes.Repeat(mean);
+  const float* m = mean_lane.data();
   std::vector<double> sum_g, sum_gx;
   ChannelSums(
-      rows, channels, [&](int64_t i, int64_t) { return g(i); },
-      [&](int64_t i, int64_t c) { return g(i) * (ToFloat(x[i]) - mean[c]); }, &sum_g, &sum_gx);
+      lanes, [&](int64_t i, int64_t) { return g(i); },
+      [&](int64_t i, int64_t j) { return g(i) * (ToFloat(x[i]) - m[j]); }, &sum_g, &sum_gx);
   // dx = scale invstd (g - mean(g) - (x - mean) invstd^2 mean(g (x - mean))).
-  std::vector<float> k_values(channels), mean_g_values(channels), slope_values(channels);
-  for (int64_t c = 0; c < channels; ++c) {
+  std::vector<float> k(bn.channels), mean_g(bn.channels), slope(bn.channels);
+  for (int64_t c = 0; c < bn.channels; ++c) {
     const double invstd = 1.0 / std::sqrt(static_cast<double>(var[c]) + bn.epsilon);
     dbias[c] = static_cast<float>(sum_g[c]);
     dscale[c] = static_cast<float>(sum_gx[c] * invstd);
-    k_values[c] = static_cast<float>(scale[c] * invstd);
-    mean_g_values[c] = static_cast<float>(sum_g[c] / rows);
-    slope_values[c] = static_cast<float>(sum_gx[c] / rows * invstd * invstd);
+    k[c] = static_cast<float>(scale[c] * invstd);
+    mean_g[c] = static_cast<float>(sum_g[c] / bn.rows);
+    slope[c] = static_cast<float>(sum_gx[c] / bn.rows * invstd * invstd);
   }
-  const float* k = k_values.data();
-  const float* mean_g = mean_g_values.data();
-  const float* slope = slope_values.data();
-  MapRows(
-      rows, channels,
-      [&](int64_t i, int64_t c) {
-        return FromFloat<T>(k[c] * (g(i) - mean_g[c] - (ToFloat(x[i]) - mean[c]) * slope[c]));
+  const std::vector<float> k_lane = lanes.Repeat(k.data()),
+                           mean_g_lane = lanes.Repeat(mean_g.data()),
+                           slope_lane = lanes.Repeat(slope.data());
+  const float *kl = k_lane.data(), *gl = mean_g_lane.data(), *sl = slope_lane.data();
+  MapLanes(
+      lanes,
+      [&](int64_t i, int64_t j) {
+        return FromFloat<T>(kl[j] * (g(i) - gl[j] - (ToFloat(x[i]) - m[j]) * sl[j]));
       },
       dx);
 }
@@ -100,14 +141,16 @@ void ChannelsLastBN::ForwardTraining(const T* x, const float* scale, const float
                                      float* var, T* y, uint8_t* mask) const {
   // Sums of x - x[0, c] rather than x: the variance from them cancels far less when a channel's
   // mean is large against its spread.
-  std::vector<float> shift_values(channels);
-  for (int64_t c = 0; c < channels; ++c) shift_values[c] = ToFloat(x[c]);
-  const float* shift = shift_values.data();
+  const Lanes lanes(rows, channels);
+  std::vector<float> shift(channels);
+  for (int64_t c = 0; c < channels; ++c) shift[c] = ToFloat(x[c]);
+  const std::vector<float> shift_lane = lanes.Repeat(shift.data());
+  const float* k = shift_lane.data();
   std::vector<double> s1, s2;
   ChannelSums(
-      rows, channels, [&](int64_t i, int64_t c) { return ToFloat(x[i]) - shift[c]; },
-      [&](int64_t i, int64_t c) {
-        const float d = ToFloat(x[i]) - shift[c];
+      lanes, [&](int64_t i, int64_t j) { return ToFloat(x[i]) - k[j]; },
+      [&](int64_t i, int64_t j) {
+        const float d = ToFloat(x[i]) - k[j];
         return d * d;
       },
       &s1, &s2);
@@ -122,29 +165,27 @@ void ChannelsLastBN::ForwardTraining(const T* x, const float* scale, const float
 template <class T>
 void ChannelsLastBN::Normalize(const T* x, const float* scale, const float* bias, const float* mean,
                                const float* var, T* y, uint8_t* mask) const {
-  std::vector<float> a_values(channels), b_values(channels);
+  const Lanes lanes(rows, channels);
+  std::vector<float> a(channels), b(channels);
   for (int64_t c = 0; c < channels; ++c) {
-    a_values[c] = scale[c] / std::sqrt(var[c] + epsilon);
-    b_values[c] = bias[c] - mean[c] * a_values[c];
+    a[c] = scale[c] / std::sqrt(var[c] + epsilon);
+    b[c] = bias[c] - mean[c] * a[c];
   }
-  const float* a = a_values.data();
-  const float* b = b_values.data();
+  const std::vector<float> a_lane = lanes.Repeat(a.data()), b_lane = lanes.Repeat(b.data());
+  const float *al = a_lane.data(), *bl = b_lane.data();
   if (!relu) {
-    MapRows(
-        rows, channels,
-        [&](int64_t i, int64_t c) { return FromFloat<T>(ToFloat(x[i]) * a[c] + b[c]); }, y);
-    return;
-  }
-  MapRows(
-      rows, channels,
-      [&](int64_t i, int64_t c) {
-        return FromFloat<T>(std::max(ToFloat(x[i]) * a[c] + b[c], 0.f));
-      },
-      y);
-  if (mask != nullptr) {
-    MapRows(
-        rows, channels,
-        [&](int64_t i, int64_t) { return static_cast<uint8_t>(ToFloat(y[i]) > 0.f); }, mask);
+    MapLanes(
+        lanes, [&](int64_t i, int64_t j) { return FromFloat<T>(ToFloat(x[i]) * al[j] + bl[j]); },
+        y);
+  } else if (mask == nullptr) {
+    MapLanes(
+        lanes,
+        [&](int64_t i, int64_t j) {
+          return FromFloat<T>(std::max(ToFloat(x[i]) * al[j] + bl[j], 0.f));
+        },
+        y);
+  } else {
+    NormalizeRelu(lanes, x, al, bl, y, mask);
   }
 }
 
