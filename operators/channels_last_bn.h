@@ -11,7 +11,7 @@ namespace crossbow {
 // batch norm took 131 ms of the step's 712 ms of oneDNN time (docs/results.md, issue 33).
 // Sums run per block of rows in float32 and add up across blocks in float64, in a fixed order:
 // the results do not depend on the thread count. With `relu` the ReLU is fused: Y =
-// max(BN(X), 0), the forward pass writes mask[i] = Y[i] > 0 where given a mask, and the
+// max(BN(X), 0), the forward pass writes mask[i] = (BN(X)[i] > 0) where given a mask, and the
 // gradient passes dY only where the mask is set.
 struct ChannelsLastBN {
   int64_t rows, channels;

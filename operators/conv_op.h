@@ -33,9 +33,10 @@ bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const 
 
 // Whether ConvGradient computes the gradients as matrix products (PointwiseConvGradient) rather
 // than with oneDNN's backward convolutions: 1x1, no padding, dilation or groups, no bias
-// gradient, bf16, on a CPU with AMX. There oneDNN 2.6 runs the backward passes of 1x1
-// convolutions on its older AMX convolution kernels at 33-230 GFLOP/s a core, where its AMX
-// matrix product does the same sums at 550-830 (docs/results.md, issue 33).
+// gradient, bf16, on a CPU with AMX. There oneDNN 2.6 runs 1x1 convolutions' backward passes on
+// its older AMX convolution kernels, at 60-150 GFLOP/s on ResNet-50's 8x8 and 4x4 layers, where
+// its AMX matrix product does the same sums at 150-670: ResNet-50 at 128 px spent 242 ms a step
+// in them, 107 as matrix products (docs/results.md, issue 33).
 bool PrefersPointwiseGradient(const ConvParams& p, bool want_bias, Precision precision);
 
 // Y = conv(X, W) + b on oneDNN. The primitive picks the activation and weight layouts (blocked);

@@ -8,19 +8,48 @@ worker: 3 warm-up steps, then 8 at batch 16).
 
     python3 scripts/onednn_breakdown.py --steps 11 --warmup 3 -- \\
         python3 scripts/bench_step.py --worker crossbow --batches 16
+
+--by-shape splits the table by implementation and problem (the shapes oneDNN prints), with the
+GFLOP/s of each convolution and matrix product: which shapes run on which kernel, and how fast.
 """
 import argparse
 import collections
+import math
 import os
+import re
 import subprocess
 import sys
 
 
-def breakdown(lines, steps=1, warmup=0):
-    """{(primitive, propagation): (milliseconds, executions)} from ONEDNN_VERBOSE lines of a
-    command that ran `steps` steps, the first `warmup` of them left out: a line (a primitive
-    with its shapes and layouts) seen n times ran n / steps times a step, so its first
-    warmup * n / steps executions were the warm-up's."""
+def by_pass(fields, at):
+    """(primitive, propagation) of an execution line whose "exec" field is at `at`."""
+    return fields[at + 2], fields[at + 4]
+
+
+def by_shape(fields, at):
+    """(primitive, propagation, implementation, problem) of an execution line."""
+    return fields[at + 2], fields[at + 4], fields[at + 3], fields[-2]
+
+
+def flops(kind, problem):
+    """Floating-point operations of one execution: a convolution's from its problem descriptor
+    ("g2mb16_ic64oc64_ih32oh32kh3sh1dh0ph1_iw32ow32kw3sw1dw0pw1", per pass the same), a matrix
+    product's from its dimensions ("256x64:64x128:256x128", batch dimensions in front); None
+    for other primitives."""
+    if kind == "convolution":
+        d = {k: int(v) for k, v in re.findall(r"([a-z]+)(\d+)", problem)}
+        return 2 * d["mb"] * d["ic"] // d.get("g", 1) * d["oc"] * d["oh"] * d["ow"] * d["kh"] * d["kw"]
+    if kind == "matmul":
+        src, weights = (part.split("x") for part in problem.split(":")[:2])
+        return 2 * math.prod(int(v) for v in src) * int(weights[-1])
+    return None
+
+
+def breakdown(lines, steps=1, warmup=0, key=by_pass):
+    """{key: (milliseconds, executions)} from ONEDNN_VERBOSE lines of a command that ran `steps`
+    steps, the first `warmup` of them left out, key (by_pass or by_shape) naming each line's
+    group: a line (a primitive with its shapes and layouts) seen n times ran n / steps times a
+    step, so its first warmup * n / steps executions were the warm-up's."""
     runs = collections.defaultdict(list)  # (line but its time, (kind, propagation)): times
     for line in lines:
         fields = line.strip().split(",")
@@ -35,7 +64,7 @@ def breakdown(lines, steps=1, warmup=0):
             ms = float(fields[-1])
         except ValueError:
             continue
-        runs[tuple(fields[:-1]), (fields[at + 2], fields[at + 4])].append(ms)
+        runs[tuple(fields[:-1]), key(fields, at)].append(ms)
     totals = collections.defaultdict(lambda: [0.0, 0])
     for (_, key), times in runs.items():
         kept = times[round(warmup * len(times) / steps):]
@@ -49,6 +78,8 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, required=True, help="steps the command runs")
     ap.add_argument("--warmup", type=int, default=0, help="the first steps, left out")
+    ap.add_argument("--by-shape", action="store_true",
+                    help="one row per implementation and problem, with GFLOP/s")
     ap.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command")
     args = ap.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -60,15 +91,25 @@ def main():
     run = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True)
     if run.returncode != 0:
         sys.exit(f"onednn_breakdown: {' '.join(command)} exited with {run.returncode}")
-    totals = breakdown(run.stdout.splitlines(), args.steps, args.warmup)
+    totals = breakdown(run.stdout.splitlines(), args.steps, args.warmup,
+                       by_shape if args.by_shape else by_pass)
     steps = args.steps - args.warmup
     if not totals:
         sys.exit("onednn_breakdown: the command printed no oneDNN executions (does it use "
                  "oneDNN, and does its oneDNN honour ONEDNN_VERBOSE?)")
     whole = sum(ms for ms, _ in totals.values())
-    print(f"{'primitive':<22} {'propagation':<18} {'ms/step':>9} {'share':>7} {'runs/step':>9}")
-    for (kind, prop), (ms, n) in sorted(totals.items(), key=lambda kv: -kv[1][0]):
-        print(f"{kind:<22} {prop:<18} {ms / steps:9.2f} {ms / whole:7.1%} {n / steps:9.1f}")
+    if args.by_shape:
+        print(f"{'ms/step':>9} {'share':>7} {'runs/step':>9} {'GFLOP/s':>8}  primitive propagation "
+              "implementation problem")
+        for (kind, prop, impl, problem), (ms, n) in sorted(totals.items(), key=lambda kv: -kv[1][0]):
+            work = flops(kind, problem)
+            rate = f"{work * n / ms / 1e6:8.0f}" if work else f"{'':>8}"
+            print(f"{ms / steps:9.2f} {ms / whole:7.1%} {n / steps:9.1f} {rate}  {kind} {prop} "
+                  f"{impl} {problem}")
+    else:
+        print(f"{'primitive':<22} {'propagation':<18} {'ms/step':>9} {'share':>7} {'runs/step':>9}")
+        for (kind, prop), (ms, n) in sorted(totals.items(), key=lambda kv: -kv[1][0]):
+            print(f"{kind:<22} {prop:<18} {ms / steps:9.2f} {ms / whole:7.1%} {n / steps:9.1f}")
     print(f"{'all':<41} {whole / steps:9.2f}")
 
 

@@ -47,6 +47,34 @@ def test_warmup_leaves_out_the_first_steps_of_each_primitive():
         ("convolution", "forward_training"): (1.0, 1), ("reorder", "undef"): (0.75, 2)}
 
 
+def test_by_shape_splits_by_implementation_and_problem():
+    conv = "onednn_verbose,exec,cpu,convolution,IMPL,backward_weights,src,,alg,PROBLEM,"
+    a = "mb16_ic64oc32_ih8oh8kh3sh1dh0ph1_iw8ow8kw3sw1dw0pw1"
+    b = "g2mb16_ic64oc32_ih8oh4kh1sh2dh0ph0_iw8ow4kw1sw2dw0pw0"
+    lines = [conv.replace("IMPL", "jit").replace("PROBLEM", a) + "1.5",
+             conv.replace("IMPL", "jit").replace("PROBLEM", a) + "0.5",
+             conv.replace("IMPL", "brg").replace("PROBLEM", b) + "0.25",
+             "onednn_verbose,exec,cpu,matmul,brg,undef,src,,,256x64:64x128:256x128,0.125"]
+    assert onednn_breakdown.breakdown(lines, key=onednn_breakdown.by_shape) == {
+        ("convolution", "backward_weights", "jit", a): (2.0, 2),
+        ("convolution", "backward_weights", "brg", b): (0.25, 1),
+        ("matmul", "undef", "brg", "256x64:64x128:256x128"): (0.125, 1)}
+
+
+def test_flops_of_convolutions_and_matrix_products():
+    # 2 x batch x input channels per group x output channels x output pixels x kernel pixels
+    assert onednn_breakdown.flops(
+        "convolution", "mb16_ic64oc32_ih8oh8kh3sh1dh0ph1_iw8ow8kw3sw1dw0pw1") == \
+        2 * 16 * 64 * 32 * 64 * 9
+    assert onednn_breakdown.flops(
+        "convolution", "g2mb16_ic64oc32_ih8oh4kh1sh2dh0ph0_iw8ow4kw1sw2dw0pw0") == \
+        2 * 16 * 32 * 32 * 16
+    assert onednn_breakdown.flops("matmul", "256x64:64x128:256x128") == 2 * 256 * 64 * 128
+    assert onednn_breakdown.flops("matmul", "3x256x64:3x64x128:3x256x128") == \
+        2 * 3 * 256 * 64 * 128
+    assert onednn_breakdown.flops("reorder", "16x3") is None
+
+
 def test_a_command_without_onednn_output_is_an_error(monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["onednn_breakdown.py", "--steps", "1", "--",
                                       sys.executable, "-c", "print('hello')"])
