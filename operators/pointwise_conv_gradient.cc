@@ -57,9 +57,8 @@ void PointwiseConvGradient::Build(int64_t stride, const Shape& x, const Shape& w
   weights_implementation = weights.impl_info_str();
   weights_product_ = dnnl::matmul(weights);
   dy_ = memory::desc({rows, m}, type, {m, 1});
-  w_plain_ = dw_;
-  dxs_ = xs_;
-  const auto data = Product(dy_, memory::desc({m, c}, type, tag::any), dxs_, ctx->engine());
+  // W [M, C] is read as the plain fp32 dW is laid out, and dXs written as Xs is read.
+  const auto data = Product(dy_, memory::desc({m, c}, type, tag::any), xs_, ctx->engine());
   data_implementation = data.impl_info_str();
   w_product_ = data.weights_desc();
   data_product_ = dnnl::matmul(data);
@@ -89,7 +88,7 @@ void PointwiseConvGradient::Run(const Tensor& x, const Tensor& w, const Tensor& 
 void PointwiseConvGradient::BackwardData(const Tensor& w, const Tensor& dy, Tensor* dx,
                                          CPUContext* ctx) {
   w_scratch_.ResizeBlocked({w_shape_[0], w_shape_[1]}, w_product_);
-  w_to_product_.Run(w, w_plain_, &w_scratch_, w_product_, ctx);
+  w_to_product_.Run(w, dw_, &w_scratch_, w_product_, ctx);
   ResizeTo(dx, x_shape_, x_nhwc_);
   Tensor* dxs = dx;
   if (stride_ > 1) {
@@ -99,7 +98,7 @@ void PointwiseConvGradient::BackwardData(const Tensor& w, const Tensor& dy, Tens
   Execute(data_product_,
           {{DNNL_ARG_SRC, Wrap(dy, dy_, ctx)},
            {DNNL_ARG_WEIGHTS, Wrap(w_scratch_, w_product_, ctx)},
-           {DNNL_ARG_DST, Wrap(*dxs, dxs_, ctx)}},
+           {DNNL_ARG_DST, Wrap(*dxs, xs_, ctx)}},
           ctx);
   if (stride_ > 1) {
     // The positions between the samples had no part in Y.

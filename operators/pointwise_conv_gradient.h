@@ -30,9 +30,9 @@ class PointwiseConvGradient {
   Shape x_shape_, w_shape_, xs_shape_;
   // 4-D: X and dY in nhwc; X at the sampled positions, packed.
   dnnl::memory::desc x_nhwc_, dy_nhwc_, xs_nhwc_;
-  // 2-D operands of the products: dY^T, Xs and dW; dY, W (plain, and as the product reads
-  // it) and dXs.
-  dnnl::memory::desc dy_t_, xs_, dw_, dy_, w_plain_, w_product_, dxs_;
+  // 2-D operands of the products: dY^T, Xs (also dXs's layout) and dW (also the plain W's);
+  // dY, and W as the data product reads it.
+  dnnl::memory::desc dy_t_, xs_, dw_, dy_, w_product_;
   dnnl::matmul weights_product_, data_product_;
   ReorderCache x_to_nhwc_, dy_to_nhwc_, w_to_product_;
   Tensor x_nhwc_scratch_, xs_scratch_, dy_nhwc_scratch_, w_scratch_, dxs_scratch_;

@@ -96,6 +96,15 @@ void SpatialBNOp<kRelu>::Run() {
   Tensor* y = Output(0);
   ResizeTo(y, x.shape(), x_md);
   const ChannelsLastBN kernel = ChannelsLastKernel(x, epsilon_, kRelu);
+  // oneDNN's arguments, with the statistics Y is normalised by.
+  const auto onednn_args = [&](const Tensor& mean, const Tensor& var) {
+    return std::unordered_map<int, memory>{{DNNL_ARG_SRC, Wrap(x, x_md, context_)},
+                                           {DNNL_ARG_DST, Wrap(*y, x_md, context_)},
+                                           {DNNL_ARG_SCALE, Wrap(Input(1), c_md_, context_)},
+                                           {DNNL_ARG_SHIFT, Wrap(Input(2), c_md_, context_)},
+                                           {DNNL_ARG_MEAN, Wrap(mean, c_md_, context_)},
+                                           {DNNL_ARG_VARIANCE, Wrap(var, c_md_, context_)}};
+  };
   if (is_test_) {
     if (channels_last_) {
       WithElementType(x, [&](auto* type) {
@@ -105,14 +114,7 @@ void SpatialBNOp<kRelu>::Run() {
       });
       return;
     }
-    Execute(primitive_,
-            {{DNNL_ARG_SRC, Wrap(x, x_md, context_)},
-             {DNNL_ARG_DST, Wrap(*y, x_md, context_)},
-             {DNNL_ARG_SCALE, Wrap(Input(1), c_md_, context_)},
-             {DNNL_ARG_SHIFT, Wrap(Input(2), c_md_, context_)},
-             {DNNL_ARG_MEAN, Wrap(Input(3), c_md_, context_)},
-             {DNNL_ARG_VARIANCE, Wrap(Input(4), c_md_, context_)}},
-            context_);
+    Execute(primitive_, onednn_args(Input(3), Input(4)), context_);
     return;
   }
   const int64_t count = x.dim(0) * x.dim(2) * x.dim(3);
@@ -132,12 +134,7 @@ void SpatialBNOp<kRelu>::Run() {
                              Elements<T>(y), kRelu ? Elements<uint8_t>(Output(5)) : nullptr);
     });
   } else {
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, Wrap(x, x_md, context_)},
-                                         {DNNL_ARG_DST, Wrap(*y, x_md, context_)},
-                                         {DNNL_ARG_SCALE, Wrap(Input(1), c_md_, context_)},
-                                         {DNNL_ARG_SHIFT, Wrap(Input(2), c_md_, context_)},
-                                         {DNNL_ARG_MEAN, Wrap(*mean, c_md_, context_)},
-                                         {DNNL_ARG_VARIANCE, Wrap(*var, c_md_, context_)}};
+    auto args = onednn_args(*mean, *var);
     if (kRelu) args.emplace(DNNL_ARG_WORKSPACE, Wrap(*Output(5), mask_md_, context_));
     Execute(primitive_, std::move(args), context_);
   }
