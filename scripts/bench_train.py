@@ -39,11 +39,11 @@ Both sides alike:
               what it got; Crossbow's learners run one thread each on the same cores.
   measurement both sides log (time, images) through the run, and one function turns each log
               into two figures: "steady", the median rate of --window-second windows over the
-              second half of the measured phase (Crossbow: its metrics records, which begin
-              when autotuning is over; PyTorch: after its first batch), and "overall", images
-              over the whole run (Crossbow: the trainer's images/s, autotuning trials
-              included; PyTorch: its first batch included). The autotuner's decisions are
-              reported on their own.
+              second half of the measured phase (Crossbow: its metrics records; PyTorch:
+              after its first batch), and "overall", images over the whole run (first steps
+              included on both sides). With --learners auto the autotuner searches once, in a
+              run of its own before the rounds (--search-seconds; its decisions are printed),
+              and every round trains its choice for the whole --seconds.
 
 The PyTorch peer runs under --peer-python (scripts/peer.py: the venv of scripts/setup_peer.sh,
 current PyTorch from PyPI; named in the output) with OPENBLAS_CORETYPE and
@@ -60,6 +60,7 @@ JSON lines give Crossbow's ratio against each and against the best.
 """
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -196,30 +197,50 @@ def peer_rates(args, net, folder, batch, mode):
     return rates(lines[-1]["log"], 0, args.window)
 
 
-def hardware(args, net, folder, dbs):
+def crossbow_run(args, net, dbs, learners, seconds, metrics):
+    """One SMA run of Crossbow at batch 16 for `seconds` (the autotuner's trials included):
+    its result, the net's parameter count and input shape checked against `net`."""
     import crossbow
+    trainer = crossbow.Trainer(
+        net=net["net"], input_size=net["input_size"], num_classes=net["classes"],
+        train_db=dbs["train"], batch_size=16, learners=learners, sync="sma",
+        time_limit=seconds, lr=0.1, workers=args.workers, metrics=metrics,
+        log_every=10, precision=args.precision, progress=False)
+    built = trainer.builder
+    bench_nets.check_params(net, built.num_params(), "crossbow",
+                            built.shapes[built.input_name][1:])
+    return trainer.fit(), list(built.shapes[built.input_name][1:])
+
+
+def searched_learners(args, net, dbs):
+    """The autotuner's learner count, from one run of --search-seconds before the rounds: a
+    run's time limit counts the autotuner's trials, so the rounds train with the count fixed
+    and measure all their --seconds. The search run's time after the search is not measured."""
+    result, shape = crossbow_run(args, net, dbs, "auto", args.search_seconds,
+                                 os.path.join(args.work, "search.jsonl"))
+    print(json.dumps({"search": result["autotune"], "learners": result["learners_per_device"],
+                      "input": shape}), flush=True)
+    if result["autotune"][-1]["action"] == "stop: training stops":
+        raise SystemExit(f"bench_train: the autotuner's search did not end within "
+                         f"--search-seconds {args.search_seconds:g}: give it more (or fix "
+                         "--learners)")
+    return result["learners_per_device"]
+
+
+def hardware(args, net, folder, dbs):
     peers = [(b, m) for b in args.peer_batches for m in args.modes]
     rows = {name: {"steady": [], "overall": []}
             for name in ["crossbow_b16"] + [f"torch_b{b}_{m}" for b, m in peers]}
+    learners = searched_learners(args, net, dbs) if args.learners == "auto" else args.learners
     for r in range(args.rounds):
         metrics = os.path.join(args.work, f"hw{r}.jsonl")
-        trainer = crossbow.Trainer(
-            net=net["net"], input_size=net["input_size"], num_classes=net["classes"],
-            train_db=dbs["train"], batch_size=16, learners=args.learners, sync="sma",
-            time_limit=args.seconds, lr=0.1, workers=args.workers, metrics=metrics,
-            log_every=10, precision=args.precision, progress=False)
-        built = trainer.builder
-        bench_nets.check_params(net, built.num_params(), "crossbow",
-                                built.shapes[built.input_name][1:])
-        result = trainer.fit()
-        print(json.dumps({"round": r, "autotune": result["autotune"],
-                          "learners": result["learners_per_device"],
-                          "input": list(built.shapes[built.input_name][1:])}), flush=True)
-        # Overall: the trainer's images over its elapsed time, the autotuner's trials in both.
+        result, shape = crossbow_run(args, net, dbs, learners, args.seconds, metrics)
+        print(json.dumps({"round": r, "learners": result["learners_per_device"],
+                          "input": shape}), flush=True)
         log = crossbow_log(metrics, 16)
         if not log:
-            raise RuntimeError(f"Crossbow logged no metrics record (one each 10 iterations) in "
-                               f"--seconds {args.seconds:g} after autotuning: give it more")
+            raise SystemExit(f"bench_train: Crossbow logged no metrics record (one each 10 "
+                             f"iterations) in --seconds {args.seconds:g}: give it more")
         ours = rates(log, 0, args.window)[0], result["images_per_s"]
         for name, (steady, overall) in [("crossbow_b16", ours)] + [
                 (f"torch_b{b}_{m}", peer_rates(args, net, folder, b, m)) for b, m in peers]:
@@ -231,8 +252,7 @@ def hardware(args, net, folder, dbs):
     print(f"{net['net']} at {net['shape'][-1]} px, {net['data']}, {args.precision}, medians of {args.rounds} interleaved rounds of "
           f"{args.seconds} s;"
           f" steady: median of {args.window} s windows over the second half of the measured "
-          "phase; overall: the whole run (Crossbow's autotuning included, the peer's compile "
-          "not); ratio: Crossbow's images/s over the peer's")
+          "phase; overall: the whole run (the peer's compile not included); ratio: Crossbow's images/s over the peer's")
     cb = med["crossbow_b16"]
     print(f"  Crossbow SMA batch 16, {result['learners_per_device']} learners: steady "
           f"{cb['steady']:8.1f}, overall {cb['overall']:8.1f} images/s")
@@ -323,12 +343,20 @@ def compare(args, folder, dbs):
     print("wrote", plot(paths, args.output, labels))
 
 
+def seconds(text):
+    """A duration flag's value: a finite number of seconds > 0."""
+    value = float(text)
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text}")
+    return value
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("mode", choices=("hardware", "statistical", "compare"))
     ap.add_argument("--work", default="/tmp/crossbow_bench")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--seconds", type=seconds, default=60)
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "sync_comparison.png"))
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="the peer's threads")
     peer.add_argument(ap)
@@ -349,7 +377,11 @@ def main():
     ap.add_argument("--window", type=float, default=5.0, help="seconds per measured window")
     bench_nets.add_arguments(ap)
     ap.add_argument("--learners", default="auto", type=lambda v: v if v == "auto" else int(v),
-                    help="hardware: Crossbow's learners (default auto: the autotuner's choice)")
+                    help="hardware: Crossbow's learners (default auto: the autotuner's choice, "
+                         "searched once before the rounds)")
+    ap.add_argument("--search-seconds", type=seconds, default=120,
+                    help="hardware, --learners auto: the time limit of the autotuner's search "
+                         "run (it must end within it)")
     ap.add_argument("--images", help="hardware: a JPEG folder (train/, one class per "
                                      "sub-folder) in place of the net's data set")
     tta.add_arguments(ap)

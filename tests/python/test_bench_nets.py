@@ -161,7 +161,11 @@ TRAIN = [sys.executable, os.path.join(SCRIPTS, "bench_train.py")]
                                      "mnist"),
     (["hardware", "--net", "resnet18", "--input-size", "32"],
      "input_size (--input-size) must be in [64, 224], got 32"),
-    (["compare", "--net", "resnet50"], "--net, --input-size and --images are for hardware")])
+    (["compare", "--net", "resnet50"], "--net, --input-size and --images are for hardware"),
+    (["hardware", "--search-seconds", "0"],
+     "argument --search-seconds: must be a finite number of seconds > 0, got 0"),
+    (["hardware", "--seconds", "inf"],
+     "argument --seconds: must be a finite number of seconds > 0, got inf")])
 def test_train_refuses_a_net_it_cannot_run_before_any_work(tmp_path, flags, says):
     run = subprocess.run(TRAIN + flags + ["--work", str(tmp_path / "work"), "--peer-python",
                                           str(tmp_path / "nowhere")],
@@ -194,10 +198,30 @@ def test_train_hardware_runs_the_net_asked_for_on_a_jpeg_folder(tmp_path, net, s
     assert {"peer": "hardware", "batch": 2, "peer_mode": "eager", "params": params}.items() \
         <= next(x for x in lines if "params" in x).items()
     side = size or 32
-    assert next(x for x in lines if "autotune" in x)["input"] == [3, side, side]
+    assert next(x for x in lines if "round" in x)["input"] == [3, side, side]
     final = [x for x in lines if x.get("bench") == "train_hardware"]
     assert [x["rate"] for x in final] == ["steady", "overall"]
     assert {(x["net"], x["input_size"], x["classes"]) for x in final} == {(net, side, 10)}
     assert final[1]["crossbow"] > 0 and final[1]["ratio_vs_b2_eager"] > 0
     assert (tmp_path / db / "data.mdb").is_file()
     assert f"\n{net} at {side} px, " in run.stdout
+
+
+def test_train_hardware_refuses_a_search_its_time_limit_cut(tmp_path):
+    """--learners auto searches in a run of its own; a --search-seconds that ends the search
+    early (here after its first iteration) stops the benchmark with a message saying so,
+    before any round is measured."""
+    if not has_peer():
+        pytest.skip(f"no peer venv with torch and torchvision at {peer.default_python()} "
+                    "(scripts/setup_peer.sh)")
+    run = subprocess.run(TRAIN + ["hardware", "--images",
+                                  os.path.join(ROOT, "data", "samples", "cifar10"),
+                                  "--work", str(tmp_path), "--search-seconds", "0.001",
+                                  "--rounds", "1", "--modes", "eager", "--workers", "1"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert ("bench_train: the autotuner's search did not end within --search-seconds 0.001: "
+            "give it more") in run.stderr and "Traceback" not in run.stderr, run.stderr[-3000:]
+    search = next(json.loads(x) for x in run.stdout.splitlines() if x.startswith('{"search"'))
+    assert search["search"][-1]["action"] == "stop: training stops"
+    assert not (tmp_path / "hw0.jsonl").exists()
