@@ -8,35 +8,14 @@
 #include "crossbow/core/fusion.h"
 #include "operators/parallel_threshold.h"
 
+#define CROSSBOW_PER_ISA_FILE "operators/add_loops.inc"
+#include "crossbow/core/per_isa.h"
+
 namespace crossbow {
 
 using namespace dnnl_utils;
 
 namespace {
-
-// y = addends[0] + addends[1] + ..., elements of type T (uint16_t for bfloat16) in y's layout,
-// summed in float32 in that order and rounded to T once; through max(., 0) where kRelu. y may
-// be one of the addends: each chunk is read whole before it is written.
-template <bool kRelu, class T>
-void AddAll(const std::vector<const Tensor*>& addends, Tensor* y) {
-  constexpr int64_t kChunk = 1024;
-  T* out = static_cast<T*>(y->raw_data());
-  const auto n = static_cast<int64_t>(y->nbytes() / sizeof(T));
-#pragma omp parallel for schedule(static) if (n >= kMinParallelElements)
-  for (int64_t begin = 0; begin < n; begin += kChunk) {
-    const int64_t size = std::min(kChunk, n - begin);
-    float sum[kChunk];
-    const T* first = static_cast<const T*>(addends[0]->raw_data()) + begin;
-    for (int64_t i = 0; i < size; ++i) sum[i] = ToFloat(first[i]);
-    for (size_t a = 1; a < addends.size(); ++a) {
-      const T* in = static_cast<const T*>(addends[a]->raw_data()) + begin;
-      for (int64_t i = 0; i < size; ++i) sum[i] += ToFloat(in[i]);
-    }
-    for (int64_t i = 0; i < size; ++i) {
-      out[begin + i] = FromFloat<T>(kRelu ? std::max(sum[i], 0.f) : sum[i]);
-    }
-  }
-}
 
 std::vector<TensorShape> SameShapes(const OperatorDef& def, const std::vector<TensorShape>& in) {
   for (size_t i = 1; i < in.size(); ++i) {
@@ -84,9 +63,9 @@ void SumOp<kRelu>::Run() {
   addends_[0] = &first;
   switch (first.dtype()) {
     case DataType::kFloat32:
-      return AddAll<kRelu, float>(addends_, y);
+      return CROSSBOW_PER_ISA(AddAll<kRelu, float>)(addends_, y);
     case DataType::kBFloat16:
-      return AddAll<kRelu, uint16_t>(addends_, y);
+      return CROSSBOW_PER_ISA(AddAll<kRelu, uint16_t>)(addends_, y);
     default:
       CROSSBOW_FAIL(def().Label(), ": adds float32 or bfloat16 tensors; input 0 '", def().inputs[0],
                     "' holds ", DataTypeName(first.dtype()));

@@ -20,6 +20,11 @@ bool CpuHasBf16() { return CpuHas(dnnl::cpu_isa::avx512_core_bf16); }
 
 bool CpuHasAmx() { return CpuHas(dnnl::cpu_isa::avx512_core_amx); }
 
+bool CpuHasAvx512() {
+  static const bool has = CpuHas(dnnl::cpu_isa::avx512_core);
+  return has;
+}
+
 const std::vector<std::string>& PrecisionNames() {
   static const std::vector<std::string> names = {"fp32", "bf16", "tf32", "fp16"};
   return names;

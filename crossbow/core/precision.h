@@ -39,6 +39,10 @@ bool CpuHasBf16();
 // Whether oneDNN finds AMX (bf16 tile products) on this CPU.
 bool CpuHasAmx();
 
+// Whether oneDNN uses AVX-512 (F, BW, VL, DQ) on this CPU: our own loops then run their AVX-512
+// copy (crossbow/core/per_isa.h).
+bool CpuHasAvx512();
+
 // oneDNN's name for the widest instruction set it uses on this CPU ("avx2", "avx512_core_amx").
 std::string CpuIsaName();
 
