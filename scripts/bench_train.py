@@ -42,7 +42,7 @@ Both sides alike:
               second half of the measured phase (Crossbow: its metrics records; PyTorch:
               after its first batch), and "overall", images over the whole run (first steps
               included on both sides). With --learners auto the autotuner searches once, in a
-              run of its own before the rounds (--search-seconds; its decisions are printed),
+              run of its own before the rounds (--autotune-only; its decisions are printed),
               and every round trains its choice for the whole --seconds.
 
 The PyTorch peer runs under --peer-python (scripts/peer.py: the venv of scripts/setup_peer.sh,
@@ -197,15 +197,14 @@ def peer_rates(args, net, folder, batch, mode):
     return rates(lines[-1]["log"], 0, args.window)
 
 
-def crossbow_run(args, net, dbs, learners, seconds, metrics):
-    """One SMA run of Crossbow at batch 16 for `seconds` (the autotuner's trials included):
-    its result, the net's parameter count and input shape checked against `net`."""
+def crossbow_run(args, net, dbs, metrics, **budget):
+    """One SMA run of Crossbow at batch 16 with `budget`'s learners and stop options: its
+    result, the net's parameter count and input shape checked against `net`."""
     import crossbow
     trainer = crossbow.Trainer(
         net=net["net"], input_size=net["input_size"], num_classes=net["classes"],
-        train_db=dbs["train"], batch_size=16, learners=learners, sync="sma",
-        time_limit=seconds, lr=0.1, workers=args.workers, metrics=metrics,
-        log_every=10, precision=args.precision, progress=False)
+        train_db=dbs["train"], batch_size=16, sync="sma", lr=0.1, workers=args.workers,
+        metrics=metrics, log_every=10, precision=args.precision, progress=False, **budget)
     built = trainer.builder
     bench_nets.check_params(net, built.num_params(), "crossbow",
                             built.shapes[built.input_name][1:])
@@ -213,17 +212,16 @@ def crossbow_run(args, net, dbs, learners, seconds, metrics):
 
 
 def searched_learners(args, net, dbs):
-    """The autotuner's learner count, from one run of --search-seconds before the rounds: a
-    run's time limit counts the autotuner's trials, so the rounds train with the count fixed
-    and measure all their --seconds. The search run's time after the search is not measured."""
-    result, shape = crossbow_run(args, net, dbs, "auto", args.search_seconds,
-                                 os.path.join(args.work, "search.jsonl"))
+    """The autotuner's learner count, from a run of the search alone before the rounds
+    (autotune_only): a run's time limit counts the autotuner's trials, so the rounds train
+    with the count fixed and measure all their --seconds."""
+    result, shape = crossbow_run(args, net, dbs, os.path.join(args.work, "search.jsonl"),
+                                 learners="auto", autotune_only=True)
     print(json.dumps({"search": result["autotune"], "learners": result["learners_per_device"],
                       "input": shape}), flush=True)
-    if result["autotune"][-1]["action"] == "stop: training stops":
-        raise SystemExit(f"bench_train: the autotuner's search did not end within "
-                         f"--search-seconds {args.search_seconds:g}: give it more (or fix "
-                         "--learners)")
+    if result["stop_reason"] != "autotuned":
+        raise SystemExit(f"bench_train: the autotuner's search stopped before it chose "
+                         f"({result['stop_reason']})")
     return result["learners_per_device"]
 
 
@@ -234,7 +232,8 @@ def hardware(args, net, folder, dbs):
     learners = searched_learners(args, net, dbs) if args.learners == "auto" else args.learners
     for r in range(args.rounds):
         metrics = os.path.join(args.work, f"hw{r}.jsonl")
-        result, shape = crossbow_run(args, net, dbs, learners, args.seconds, metrics)
+        result, shape = crossbow_run(args, net, dbs, metrics, learners=learners,
+                                     time_limit=args.seconds)
         print(json.dumps({"round": r, "learners": result["learners_per_device"],
                           "input": shape}), flush=True)
         log = crossbow_log(metrics, 16)
@@ -379,9 +378,6 @@ def main():
     ap.add_argument("--learners", default="auto", type=lambda v: v if v == "auto" else int(v),
                     help="hardware: Crossbow's learners (default auto: the autotuner's choice, "
                          "searched once before the rounds)")
-    ap.add_argument("--search-seconds", type=seconds, default=120,
-                    help="hardware, --learners auto: the time limit of the autotuner's search "
-                         "run (it must end within it)")
     ap.add_argument("--images", help="hardware: a JPEG folder (train/, one class per "
                                      "sub-folder) in place of the net's data set")
     tta.add_arguments(ap)

@@ -165,6 +165,7 @@ class Trainer::Loop {
   // Agreed by every rank after each iteration.
   int signal_ = 0;
   bool time_up_ = false, minutes_due_ = false;
+  bool autotuned_ = false;          // the autotuner has chosen (or had nothing to choose)
   int64_t checkpoint_periods_ = 0;  // whole checkpoint_every_epochs intervals at the last one
   Watchdog watchdog_{o_.stall_timeout_s, kSignalGraceS, [this] { return engine_.DescribeWaits(); }};
   std::vector<std::map<std::string, Tensor>> received_;  // other ranks' learners (checkpoints)
@@ -220,6 +221,7 @@ TrainResult Trainer::Loop::Run() {
   segment_start_ = Clock::now();
   // The trial iterations train the model, so they count as training time and images.
   if (o_.autotune && !result_.resumed) Autotune();  // a resume keeps the checkpoint's count
+  autotuned_ = true;
   since_record_ = this_epoch_ = Window{Elapsed()};
   EpochCheckpointDue();  // counts the intervals already behind a resumed run
   int64_t epochs_done = info_.images / epoch_size_;
@@ -481,6 +483,7 @@ std::string Trainer::Loop::ShouldStop() {
   if (o_.epochs > 0 && info_.images >= o_.epochs * epoch_size_) return "epochs";
   if (o_.iterations > 0 && engine_.iteration() >= o_.iterations) return "iterations";
   if (time_up_) return "time_limit";
+  if (o_.autotune_only && autotuned_) return "autotuned";
   return "";
 }
 

@@ -26,6 +26,7 @@ struct TrainerOptions {
   int64_t eval_every = 0;  // iterations between evaluations of z; 0: after every epoch
   bool autotune = false;   // --learners auto: the autotuner picks the learners per device
   double autotune_threshold = 0.1;
+  bool autotune_only = false;  // stop once the learner count is chosen: the trials are the run
 
   std::string checkpoint_dir;  // empty: no checkpoints
   double checkpoint_every_epochs = 1;
@@ -43,7 +44,8 @@ struct TrainerOptions {
 };
 
 struct TrainResult {
-  // "epochs", "iterations", "time_limit", "target_accuracy", "signal (SIGINT)", "signal (SIGTERM)"
+  // "epochs", "iterations", "time_limit", "target_accuracy", "autotuned", "signal (SIGINT)",
+  // "signal (SIGTERM)"
   std::string stop_reason;
   int signal = 0;  // the signal that stopped training, or 0
   int64_t iterations = 0;

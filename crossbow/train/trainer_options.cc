@@ -186,6 +186,9 @@ const std::vector<Entry>& TableEntries() {
       CROSSBOW_TRAINER("autotune_threshold", autotune_threshold, "", AtLeast(0),
                        "the autotuner's choice is the learner count whose throughput last beat "
                        "the best by more than this fraction (it looks two counts past it)"),
+      CROSSBOW_TRAINER("autotune_only", autotune_only, "", Any(),
+                       "with learners auto: stop once the autotuner has chosen, its trials the "
+                       "whole run (the count to fix with --learners N)"),
       CROSSBOW_ENGINE(
           "precision", precision, "", OneOf(PrecisionNames),
           "arithmetic of convolutions and FC layers: fp32; bf16 on GPUs and on CPUs with "
@@ -404,7 +407,9 @@ void CheckEngineOptions(const EngineOptions& options) {
 
 void CheckTrainerOptions(const TrainerOptions& o) {
   CheckPart({EngineOptions{}, o}, Part::kTrainer);
-  CROSSBOW_ENFORCE_VALUE(o.epochs > 0 || o.iterations > 0 || o.time_limit_s > 0,
+  CROSSBOW_ENFORCE_VALUE(!o.autotune_only || o.autotune,
+                         "autotune_only (--autotune-only) needs learners auto (--learners auto)");
+  CROSSBOW_ENFORCE_VALUE(o.epochs > 0 || o.iterations > 0 || o.time_limit_s > 0 || o.autotune_only,
                          "set epochs, iterations or time_limit (--epochs, --iterations, "
                          "--time-limit): training would never stop");
   CROSSBOW_ENFORCE_VALUE(!o.resume || !o.checkpoint_dir.empty(),

@@ -32,6 +32,8 @@ def db(tmp_path):
     (dict(epochs=1, sync="async"), ValueError, r"sync \(--sync\) must be diloco, easgd, localsgd, sgd, sma or ssgd, got 'async'"),
     (dict(epochs=1.5), ValueError, r"epochs \(--epochs\) must be an integer, got 1.5"),
     (dict(), ValueError, "training would never stop"),
+    (dict(learners=2, autotune_only=True), ValueError,
+     r"autotune_only \(--autotune-only\) needs learners auto \(--learners auto\)"),
     (dict(epochs=1, resume=True), ValueError, r"resume \(--resume\) needs a checkpoint_dir"),
     (dict(epochs=1, lr_polcy="step"), TypeError, "did you mean 'lr_policy'"),
     (dict(epochs=1, label_smoothing=1.0), ValueError,
@@ -168,6 +170,22 @@ def test_the_autotuners_trials_end_with_the_runs_budget():
                               iterations=5, lr=0.02, progress=False).fit()
     assert result["iterations"] == 5 and result["stop_reason"] == "iterations"
     assert [d["action"] for d in result["autotune"]] == ["stop: training stops"]
+
+
+
+@needs_native
+def test_autotune_only_stops_when_the_autotuner_has_chosen():
+    """With no other budget: the trials are the whole run (23 iterations a setting measured:
+    3 of warm-up and 20 timed), and it stops at the choice."""
+    result = crossbow.Trainer(net="lenet", train_db=_blobs(), batch_size=16, learners="auto",
+                              autotune_only=True, lr=0.02, progress=False).fit()
+    assert result["stop_reason"] == "autotuned"
+    decisions = result["autotune"]
+    assert decisions[-1]["action"].startswith(("stop", "step back"))
+    chosen = [d for d in decisions if d["action"] in ("start", "add")][-1]
+    assert result["learners_per_device"] == chosen["learners_per_device"]
+    measured = [d for d in decisions if not d["action"].startswith("stop")]
+    assert result["iterations"] == 23 * len(measured)
 
 
 def _fit_blobs(**options):
