@@ -15,7 +15,8 @@
               recipes of a stated sweep (scripts/tta_recipes.py: four a side, PyTorch's in
               every --modes configuration) up to --targets (default 80% and 85%) within
               each budget of --epochs; per run epochs, images/s and training time to each
-              target, a JSONL of every run's curve, a markdown table and one plot. Hours on
+              target, a JSONL of every run's curve, a markdown table and one plot; auto-tuned
+              learners are searched once a sweep per recipe (--autotune-only). Hours on
               a 2-core machine; --dry-run runs the whole pipeline on the bundled sample in a
               minute.
   compare     the synchronisers side by side (sma, easgd, localsgd, diloco, ssgd, sgd):

@@ -8,7 +8,8 @@ the --work folder ($WORK): $WORK/tta_runs.jsonl (one line per run with its accur
 curve; --resume keeps the runs already there, refusing any of another precision or of recipe
 options the sweep no longer gives, and continues an interrupted run from its checkpoint:
 tta_<recipe>_<budget>ep_ckpt/ for Crossbow's, tta_<recipe>_<mode>_<budget>ep.pt for the
-peer's), $WORK/tta_table.md (the table, also printed) and $WORK/tta_curves.png; the last JSON
+peer's), $WORK/tta_learners.json (the learner count of each Crossbow recipe with auto-tuned
+learners, searched once a sweep before its first run), $WORK/tta_table.md (the table, also printed) and $WORK/tta_curves.png; the last JSON
 lines give, per target, each side's fastest run and the ratios (bench "train_tta").
 
 --dry-run: the whole pipeline on the bundled sample (data/samples/cifar10: 2,000 training and
@@ -101,18 +102,50 @@ def discard(path):
         os.remove(path)
 
 
+def searched_learners(args, name, recipe, dbs):
+    """{learners, search} of a recipe with auto-tuned learners: the autotuner's search in a run
+    of its own (crossbow train --autotune-only), once a sweep, kept in $WORK/tta_learners.json
+    for every budget of the recipe and for --resume. Every run of the recipe then trains the
+    same count, and so the same rate (SMA's sqrt(N) scaling): a search per run let one run's
+    noise change both (2 learners in one run, 3 in the next, an epoch apart to 80%)."""
+    import crossbow
+    path = os.path.join(args.work, "tta_learners.json")
+    found = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            found = json.load(f)
+    if name not in found:
+        # The budget goes: the search must end at its choice, not at the end of a short run.
+        search_options = {k: v for k, v in recipe["options"].items() if k != "epochs"}
+        result = crossbow.Trainer(net="resnet20", train_db=dbs["train"], workers=args.workers,
+                                  precision=args.precision, progress=False,
+                                  autotune_only=True, **search_options).fit()
+        if result["stop_reason"] != "autotuned":
+            raise SystemExit(f"bench_train: {name}'s autotuner search stopped before it chose "
+                             f"({result['stop_reason']})")
+        found[name] = dict(learners=result["learners_per_device"], search=result["autotune"])
+        with open(path, "w") as f:
+            json.dump(found, f, indent=1)
+        print(json.dumps({"tta_search": name, **found[name]}), flush=True)
+    return found[name]
+
+
 def run_crossbow(args, name, epochs, recipe, dbs, train_images, checkpoints):
     import crossbow
     from crossbow.plot import read_metrics
     metrics = os.path.join(args.work, f"tta_{name}_{epochs}ep.jsonl")
+    options, search = recipe["options"], None
+    if options["learners"] == "auto":
+        search = searched_learners(args, name, recipe, dbs)
+        options = dict(options, learners=search["learners"])
     result = crossbow.Trainer(net="resnet20", train_db=dbs["train"], test_db=dbs["test"],
                               target_accuracy=args.targets[-1],
                               metrics=metrics, workers=args.workers,
                               checkpoint_dir=checkpoints, resume=args.resume,
                               precision=args.precision, progress=not args.dry_run,
-                              **recipe["options"]).fit()
+                              **options).fit()
     return dict(learners=result["learners_per_device"], stop=result["stop_reason"],
-                autotune=result["autotune"],
+                autotune=search and search["search"],
                 curve=crossbow_curve(read_metrics(metrics), train_images))
 
 
@@ -135,6 +168,8 @@ def count_images(split_folder):
 def statistical(args, chosen, folder, dbs):
     path = os.path.join(args.work, "tta_runs.jsonl")
     runs = tta_report.read_runs(path) if args.resume and os.path.exists(path) else []
+    if not args.resume:
+        discard(os.path.join(args.work, "tta_learners.json"))  # a new sweep searches anew
     for r in runs:
         if r["precision"] != args.precision:
             raise SystemExit(f"bench_train: --resume: {path} holds {tta_report.name_of(r)} "

@@ -247,6 +247,36 @@ def test_resume_keeps_finished_runs_adds_other_budgets_and_refuses_changed_ones(
         assert r.returncode == 1 and f"holds sgd-b16, 1 ep {complaint}" in r.stderr, r.stderr
 
 
+def test_auto_tuned_learners_are_searched_once_a_sweep_and_kept_for_every_budget(tmp_path):
+    """sma-b16 at two budgets: one search before its first run, whose choice both runs train
+    (and which --resume reuses: a third budget searches no more); a sweep without --resume
+    searches anew."""
+    pytest.importorskip("crossbow._C")
+    if not os.path.isdir(SAMPLE):
+        pytest.skip(f"no bundled sample at {SAMPLE}")
+
+    def searches(r):
+        assert r.returncode == 0, r.stderr[-3000:]
+        return [json.loads(line) for line in r.stdout.splitlines()
+                if line.startswith('{"tta_search"')]
+
+    r = bench(tmp_path, "--recipes", "sma-b16", "--epochs", "1", "2", "--targets", "0.99")
+    found = searches(r)
+    assert [s["tta_search"] for s in found] == ["sma-b16"] and found[0]["search"]
+    stored = json.loads((tmp_path / "dry_run" / "tta_learners.json").read_text())
+    assert stored == {"sma-b16": {k: found[0][k] for k in ("learners", "search")}}
+    runs = outputs(tmp_path)[0]
+    assert [(x["epochs_budget"], x["learners"], x["autotune"]) for x in runs] == \
+        [(b, found[0]["learners"], found[0]["search"]) for b in (1, 2)]
+    assert all(x["options"]["learners"] == "auto" for x in runs)  # the recipe as the sweep has it
+    stored["sma-b16"]["learners"] = 3  # as another search might have chosen
+    (tmp_path / "dry_run" / "tta_learners.json").write_text(json.dumps(stored))
+    r = bench(tmp_path, "--recipes", "sma-b16", "--epochs", "3", "--targets", "0.99", "--resume")
+    assert searches(r) == [] and outputs(tmp_path)[0][-1]["learners"] == 3
+    r = bench(tmp_path, "--recipes", "sma-b16", "--epochs", "1", "--targets", "0.99")
+    assert [s["tta_search"] for s in searches(r)] == ["sma-b16"]
+
+
 def test_a_crossbow_run_stopped_by_a_signal_is_kept_for_resume_not_recorded(tmp_path):
     """SIGTERM after the first evaluation: the trainer stops cleanly, and the sweep stops with
     it, leaving the run out of tta_runs.jsonl (a truncated curve is no result) and its
