@@ -114,8 +114,8 @@ std::vector<double> RunOn(int cores, const Kernel& kernel, float* check) {
       PinTo(c);
       const auto start = std::chrono::steady_clock::now();
       const double units = kernel(&checks[c]);
-      rates[c] = units / std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                              .count();
+      rates[c] =
+          units / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     });
   }
   for (auto& t : threads) t.join();
