@@ -9,8 +9,9 @@ curve; --resume keeps the runs already there, refusing any of another precision 
 options the sweep no longer gives, and continues an interrupted run from its checkpoint:
 tta_<recipe>_<budget>ep_ckpt/ for Crossbow's, tta_<recipe>_<mode>_<budget>ep.pt for the
 peer's), $WORK/tta_learners.json (the learner count of each Crossbow recipe with auto-tuned
-learners, searched once a sweep before its first run), $WORK/tta_table.md (the table, also printed) and $WORK/tta_curves.png; the last JSON
-lines give, per target, each side's fastest run and the ratios (bench "train_tta").
+learners, searched once a sweep before its first run), $WORK/tta_table.md (the table, also
+printed) and $WORK/tta_curves.png; the last JSON lines give, per target, each side's fastest
+run and the ratios (bench "train_tta").
 
 --dry-run: the whole pipeline on the bundled sample (data/samples/cifar10: 2,000 training and
 500 test images) in --work/dry_run, one recipe a side (sma-b16, he-b128), 2 epochs, targets
@@ -102,6 +103,16 @@ def discard(path):
         os.remove(path)
 
 
+def chosen_learners(result):
+    """The learner count of a search alone (a Trainer's autotune_only fit() result), or
+    SystemExit where it stopped before it chose (a signal, a budget): a benchmark would then
+    train a count nobody chose. bench_train's hardware rounds use it too."""
+    if result["stop_reason"] != "autotuned":
+        raise SystemExit(f"bench_train: the autotuner's search stopped before it chose "
+                         f"({result['stop_reason']})")
+    return result["learners_per_device"]
+
+
 def searched_learners(args, name, recipe, dbs):
     """{learners, search} of a recipe with auto-tuned learners: the autotuner's search in a run
     of its own (crossbow train --autotune-only), once a sweep, kept in $WORK/tta_learners.json
@@ -120,10 +131,7 @@ def searched_learners(args, name, recipe, dbs):
         result = crossbow.Trainer(net="resnet20", train_db=dbs["train"], workers=args.workers,
                                   precision=args.precision, progress=False,
                                   autotune_only=True, **search_options).fit()
-        if result["stop_reason"] != "autotuned":
-            raise SystemExit(f"bench_train: {name}'s autotuner search stopped before it chose "
-                             f"({result['stop_reason']})")
-        found[name] = dict(learners=result["learners_per_device"], search=result["autotune"])
+        found[name] = dict(learners=chosen_learners(result), search=result["autotune"])
         with open(path, "w") as f:
             json.dump(found, f, indent=1)
         print(json.dumps({"tta_search": name, **found[name]}), flush=True)
