@@ -109,7 +109,8 @@ std::unique_ptr<Engine::Impl::Slot> Engine::Impl::MakeSlot(Device& device, int j
   spec.device = device.device;
   slot->learner = std::make_unique<Learner>(std::move(spec));
   Learner& l = *slot->learner;
-  l.SetLearningRate(static_cast<float>(lr_));
+  slot->rate = static_cast<float>(lr_);
+  l.SetLearningRate(slot->rate);
   slot->contribution = device.backend->NewBuffer(layout_.total());
   if (device.device.type != DeviceType::kCPU && largest_batch_ > 0) {
     // A new learner on a GPU allocates its plan now, with one step at learning rate 0 on a zero
@@ -122,7 +123,7 @@ std::unique_ptr<Engine::Impl::Slot> Engine::Impl::MakeSlot(Device& device, int j
     l.SetLearningRate(0.f);
     l.ForwardBackward(images.data(), shape, labels.data());
     l.Update();
-    l.SetLearningRate(static_cast<float>(lr_));
+    l.SetLearningRate(slot->rate);
   }
   RestartFromAverage(*slot, device);
   slot->task = slot->done = iteration_ - 1;
@@ -148,6 +149,9 @@ void Engine::Impl::StopThreads() {
   for (auto& device : devices_) {
     for (auto& slot : device->slots) {
       if (slot->thread.joinable()) slot->thread.join();
+      // A stop (shutdown or failure) may leave batches posted that no learner took.
+      for (int64_t t = slot->done + 1; t <= slot->task; ++t) train_->Release(slot->batches[t & 1]);
+      slot->task = slot->done;
     }
     if (device->thread.joinable()) device->thread.join();
   }
@@ -204,45 +208,29 @@ void Engine::Impl::RestartFromAverage(Slot& slot, const Device& device) {
   }
 }
 
-IterationResult Engine::Impl::Iterate() {
+IterationResult Engine::Impl::Iterate(std::optional<double> next_rate) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     CROSSBOW_ENFORCE(error_.empty(), error_);
+  }
+  if (next_rate) {
+    CheckRate(*next_rate);
+    CROSSBOW_ENFORCE_VALUE(!Restarts(*next_rate), "learning rate ", *next_rate, " restarts the ",
+                           "learners from the average model: it cannot be posted ahead (set it ",
+                           "with SetLearningRate between iterations)");
   }
   const int64_t t = iteration_;
   std::vector<Slot*> slots;
   for (auto& device : devices_) {
     for (auto& slot : device->slots) slots.push_back(slot.get());
   }
-  // Batches are taken here, in learner order, so that a run is reproducible. Each is posted as
-  // soon as it is taken: a learner releases its batch after its forward and backward pass, so
-  // a source with fewer buffers than learners still serves them all.
-  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-  for (size_t i = 0; i < slots.size(); ++i) {
-    const Batch* batch = nullptr;
-    acquiring_ = static_cast<int>(i);
-    try {
-      batch = train_->Acquire();
-    } catch (const std::exception& e) {
-      if (i == 0) throw;  // nothing started: the engine is as it was
-      // The learners already posted cannot finish the iteration without the others: the engine
-      // stops, as after any failure, once they have unwound.
-      Fail(detail::Concat("the training source failed: ", e.what()));
-      lock.lock();
-      cv_.wait(lock, [&] {
-        return std::all_of(slots.begin(), slots.begin() + i, [t](Slot* s) { return s->done >= t; });
-      });
-      throw;
-    }
-    lock.lock();
-    slots[i]->batch = batch;
-    slots[i]->images = batch->size;
-    slots[i]->task = t;
-    lock.unlock();
-    cv_.notify_all();
+  if (posted_ < t) Post(slots, t, lr_);
+  if (next_rate) {
+    lr_ = *next_rate;
+    lr_peak_ = std::max(lr_peak_, lr_);
+    Post(slots, t + 1, lr_);
   }
-  acquiring_ = -1;
-  lock.lock();
+  std::unique_lock<std::mutex> lock(mutex_);
   cv_.wait(lock, [&] {
     for (Slot* slot : slots) {
       if (slot->done < t) return false;
@@ -254,19 +242,55 @@ IterationResult Engine::Impl::Iterate() {
   IterationResult result;
   int finite = 0;
   for (Slot* slot : slots) {
-    result.learner_losses.push_back(slot->loss);
-    if (std::isfinite(slot->loss)) {
-      result.loss += slot->loss;
+    const float loss = slot->losses[t & 1];
+    result.learner_losses.push_back(loss);
+    if (std::isfinite(loss)) {
+      result.loss += loss;
       ++finite;
     } else {
       ++result.skipped;
     }
-    result.images += slot->images;
-    largest_batch_ = std::max(largest_batch_, slot->images);
+    result.images += slot->images[t & 1];
+    largest_batch_ = std::max(largest_batch_, slot->images[t & 1]);
   }
   result.loss = finite ? result.loss / finite : NAN;
   VLOG(1) << "iteration " << t << ": loss " << result.loss << ", " << result.images << " images";
   return result;
+}
+
+// Batches are taken in learner order, so that a run is reproducible. Each is posted as soon as
+// it is taken: a learner releases its batch after its forward and backward pass, so a source
+// with fewer buffers than learners still serves them all.
+void Engine::Impl::Post(const std::vector<Slot*>& slots, int64_t t, double rate) {
+  posted_rates_[t & 1] = rate;  // read by the learners after the posts below
+  acquiring_for_ = t;
+  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const Batch* batch = nullptr;
+    acquiring_ = static_cast<int>(i);
+    try {
+      batch = train_->Acquire();
+    } catch (const std::exception& e) {
+      if (i == 0 && t == iteration_) throw;  // nothing started: the engine is as it was
+      // The learners already posted cannot finish the iteration without the others: the engine
+      // stops, as after any failure, once they have unwound.
+      Fail(detail::Concat("the training source failed: ", e.what()), t);
+      lock.lock();
+      cv_.wait(lock, [&] {
+        return std::all_of(slots.begin(), slots.end(), [](Slot* s) { return s->done >= s->task; });
+      });
+      acquiring_ = -1;
+      throw;
+    }
+    lock.lock();
+    slots[i]->batches[t & 1] = batch;
+    slots[i]->images[t & 1] = batch->size;
+    slots[i]->task = t;
+    lock.unlock();
+    cv_.notify_all();
+  }
+  acquiring_ = -1;
+  posted_ = t;
 }
 
 void Engine::Impl::LearnerLoop(Device& device, Slot& slot) {
@@ -275,13 +299,13 @@ void Engine::Impl::LearnerLoop(Device& device, Slot& slot) {
   for (;;) {
     cv_.wait(lock, [&] { return stopping_ || slot.task > slot.done; });
     if (stopping_) return;
-    const int64_t t = slot.task;
+    const int64_t t = slot.done + 1;
     lock.unlock();
     try {
       RunIteration(device, slot, t);
     } catch (const Stopped&) {
     } catch (const std::exception& e) {
-      Fail(detail::Concat("learner ", slot.index, " (device ", device.global, "): ", e.what()));
+      Fail(detail::Concat("learner ", slot.index, " (device ", device.global, "): ", e.what()), t);
     }
     lock.lock();
     slot.done = t;
@@ -296,11 +320,12 @@ void Engine::Impl::WaitFor(Ready ready) {
   if (stopping_ || !error_.empty()) throw Stopped{};
 }
 
-void Engine::Impl::Fail(const std::string& message) {
+void Engine::Impl::Fail(const std::string& message, int64_t iteration) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (error_.empty()) {
       error_ = message;
+      failed_at_ = iteration;
       LOG(ERROR) << "training stops: " << message;
     }
   }
@@ -316,16 +341,24 @@ void Engine::Impl::Contribute(Device& device) {
 
 void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
   Learner& l = *slot.learner;
-  const Batch* batch = slot.batch;
+  const Batch* batch = slot.batches[t & 1];
+  float& loss = slot.losses[t & 1];
   Shape shape = spec_.input_shape;
   shape.insert(shape.begin(), batch->size);
   try {
-    slot.loss = l.ForwardBackward(batch->images, shape, batch->labels, batch->labels_b, batch->lam);
+    loss = l.ForwardBackward(batch->images, shape, batch->labels, batch->labels_b, batch->lam);
   } catch (...) {
     train_->Release(batch);
     throw;
   }
   train_->Release(batch);
+  // The rate reaches the learner on its own thread, so that an iteration posted ahead gets its
+  // own (the forward and backward pass do not read it).
+  const auto rate = static_cast<float>(posted_rates_[t & 1]);
+  if (rate != slot.rate) {
+    l.SetLearningRate(rate);
+    slot.rate = rate;
+  }
   SyncBackend& sync = *device.backend;
   ContextBase* context = l.context();
   auto blob = [&](const std::string& name) { return l.Blob(name); };
@@ -333,13 +366,13 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
   slot.state.Refresh(layout_.state(), blob);
   // A finite loss does not make finite gradients: ReLU turns NaN pixels into zeros and batch
   // norm normalises huge ones, while their gradients and running statistics are NaN.
-  const bool finite_loss = std::isfinite(slot.loss);
+  const bool finite_loss = std::isfinite(loss);
   const bool skip = !finite_loss || !sync.AllFinite(context, slot.gradients) ||
                     !sync.AllFinite(context, slot.state);
-  if (skip && finite_loss) slot.loss = NAN;  // counted and reported as a skipped batch
+  if (skip && finite_loss) loss = NAN;  // counted and reported as a skipped batch
   CROSSBOW_ENFORCE(!skip || options_.skip_nan,
                    finite_loss ? "gradients or batch-norm statistics are not finite"
-                               : detail::Concat("loss is ", slot.loss),
+                               : detail::Concat("loss is ", loss),
                    " at iteration ", t, "; the update was skipped");
   // The sync thread reads every contribution of iteration t-1 until it has applied it; z then
   // includes every iteration before t. (On a GPU: until it has issued that work; the learner's
@@ -363,8 +396,8 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
   float* c = slot.contribution.mutable_data<float>();
   sync.Gather(context, slot.state, 1.f, c);
   algorithm_->Learner({l, sync, context, slot.params, slot.gradients, slot.state, layout_, c,
-                       device.average.data<float>(), device.sum.data<float>(), slot.images, skip, t,
-                       contribute, [&] { WaitFor([&] { return device.synced > t; }); }});
+                       device.average.data<float>(), device.sum.data<float>(), slot.images[t & 1],
+                       skip, t, contribute, [&] { WaitFor([&] { return device.synced > t; }); }});
 }
 
 void Engine::Impl::SyncLoop(Device& device) {
@@ -380,7 +413,7 @@ void Engine::Impl::SyncLoop(Device& device) {
     try {
       Synchronise(device, t);
     } catch (const std::exception& e) {
-      Fail(detail::Concat("device ", device.global, " synchronisation: ", e.what()));
+      Fail(detail::Concat("device ", device.global, " synchronisation: ", e.what()), t);
     }
     lock.lock();
     device.contributions = 0;
@@ -413,7 +446,7 @@ std::string Engine::Impl::DescribeWaits() {
   std::ostringstream out;
   const int acquiring = acquiring_;
   if (acquiring >= 0) {
-    out << "iteration " << iteration_ << ": taking learner " << acquiring << "'s batch from "
+    out << "iteration " << acquiring_for_ << ": taking learner " << acquiring << "'s batch from "
         << "the training source (" << train_->Describe() << ")\n";
   }
   std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
@@ -425,8 +458,9 @@ std::string Engine::Impl::DescribeWaits() {
     for (const auto& slot : device->slots) {
       out << "  learner " << slot->index << ": ";
       if (slot->task > slot->done) {
-        out << "running iteration " << slot->task << " (forward/backward, or waiting for device "
-            << device->global << "'s synchronisation)\n";
+        out << "running iteration " << slot->done + 1 << " (forward/backward, or waiting for "
+            << "device " << device->global << "'s synchronisation)"
+            << (slot->task > slot->done + 1 ? "; the next posted ahead" : "") << "\n";
       } else {
         out << "idle after iteration " << slot->done << "\n";
       }

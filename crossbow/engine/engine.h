@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,9 +79,17 @@ class Engine {
   Engine(const LearnerSpec& spec, EngineOptions options, BatchSource* train);
   ~Engine();
 
-  IterationResult Iterate();
+  // With `next_rate`, the caller promises that its next call is Iterate again, the next
+  // iteration at that learning rate: the engine then takes that iteration's batches too, and a
+  // learner that finishes this iteration before the others starts its next forward and
+  // backward pass instead of waiting for them (docs/design/engine.md, "Running ahead"). Any
+  // other call before that Iterate throws; so does a next rate that would restart the learners.
+  IterationResult Iterate(std::optional<double> next_rate = std::nullopt);
   // SMA: a drop in the learning rate restarts every learner from the average model z.
   void SetLearningRate(double lr);
+  double learning_rate() const;
+  // Whether learning rate lr, set now, would restart the learners from z.
+  bool RestartsAt(double lr) const;
   void SetLearnersPerDevice(int k);
   int learners_per_device() const;
   int num_learners() const;  // of this process
@@ -88,6 +97,9 @@ class Engine {
   bool learners_are_the_model() const;
   const EngineOptions& options() const;
   int64_t iteration() const;
+  // The iteration in which the engine failed (the one after iteration() where it was posted
+  // ahead), or -1.
+  int64_t failed_iteration() const;
 
   // Of the average model z (SMA), or of the one model (S-SGD, SGD), in inference mode,
   // over one epoch of `test`.

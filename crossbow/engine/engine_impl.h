@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,7 +25,7 @@ class Engine::Impl {
   Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* train);
   ~Impl();
 
-  IterationResult Iterate();
+  IterationResult Iterate(std::optional<double> next_rate);
   void SetLearningRate(double lr);
   void SetLearnersPerDevice(int k);
   EvalResult Evaluate(BatchSource* test);
@@ -39,6 +40,12 @@ class Engine::Impl {
   int num_learners() const { return k_ * static_cast<int>(devices_.size()); }
   bool learners_are_the_model() const { return algorithm_->LearnersAreTheModel(); }
   const EngineOptions& options() const { return options_; }
+  double learning_rate() const { return lr_; }
+  bool Restarts(double lr) const;  // whether the rate lr, set now, restarts the learners from z
+  int64_t failed_iteration() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failed_at_;
+  }
   int64_t iteration() const { return iteration_; }
 
  private:
@@ -48,10 +55,13 @@ class Engine::Impl {
     std::vector<int> cores;
     Tensor contribution;  // layout_.total() floats on the device, read by its device's sync
     SegmentTable params, state, gradients;  // the learner's blobs as the flat buffers see them
-    const Batch* batch = nullptr;           // posted by Iterate, released by the learner
-    int64_t images = 0;                     // the batch's size
-    int64_t task = -1, done = -1;           // iterations posted and finished
-    float loss = 0;
+    // Of iteration t at [t & 1]: an iteration may be posted ahead while the learner runs the
+    // one before it. The batch is posted by Iterate and released by the learner.
+    const Batch* batches[2] = {nullptr, nullptr};
+    int64_t images[2] = {0, 0};
+    float losses[2] = {0, 0};
+    int64_t task = -1, done = -1;  // the last iterations posted and finished
+    float rate = 0;                // the learning rate the learner has
     std::thread thread;
   };
   // A group of cores or a GPU: its learners, its copy of z and its sync thread.
@@ -76,6 +86,8 @@ class Engine::Impl {
   std::unique_ptr<Slot> MakeSlot(Device& device, int j);
   void StartThreads();
   void StopThreads();
+  // Takes iteration t's batches and posts them, to be trained at learning rate `rate`.
+  void Post(const std::vector<Slot*>& slots, int64_t t, double rate);
   void LearnerLoop(Device& device, Slot& slot);
   void RunIteration(Device& device, Slot& slot, int64_t t);
   void SyncLoop(Device& device);
@@ -83,9 +95,11 @@ class Engine::Impl {
   void Contribute(Device& device);
   template <typename Ready>
   void WaitFor(Ready ready);
-  void Fail(const std::string& message);
-  // Waits until every device has applied every iteration; throws the first failure.
+  void Fail(const std::string& message, int64_t iteration);
+  // Waits until every device has applied every iteration; throws the first failure, and where
+  // an iteration was posted ahead (only Iterate may come next).
   void Fence();
+  static void CheckRate(double lr);
   // After Fence: z holds the one model where the learners are it (S-SGD, SGD) too.
   void PublishAverage();
   void RestartFromAverage(Slot& slot, const Device& device);
@@ -102,13 +116,17 @@ class Engine::Impl {
   int world_ = 1, process_rank_ = 0;  // of the MPI job
   double lr_ = 0, lr_peak_ = 0;
   int64_t iteration_ = 0;
+  int64_t posted_ = -1;             // the last iteration posted: iteration_ once posted ahead
+  double posted_rates_[2] = {};     // the learning rate of iteration t at [t & 1]
   int64_t largest_batch_ = 0;       // images of one learner; a GPU learner's plan is made for it
   std::atomic<int> acquiring_{-1};  // the learner whose batch Iterate is taking, or -1
+  std::atomic<int64_t> acquiring_for_{0};  // ... and the iteration it is for
 
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stopping_ = false;
-  std::string error_;  // the first failure; the engine stops taking iterations after it
+  std::string error_;       // the first failure; the engine stops taking iterations after it
+  int64_t failed_at_ = -1;  // its iteration
 };
 
 }  // namespace crossbow

@@ -20,6 +20,9 @@ bool IsRestartingDrop(double lr, double peak, double restart_drop) {
 
 void Engine::Impl::Fence() {
   std::unique_lock<std::mutex> lock(mutex_);
+  CROSSBOW_ENFORCE(error_.empty(), error_);
+  CROSSBOW_ENFORCE(posted_ < iteration_, "iteration ", iteration_, " was posted ahead (Iterate ",
+                   "with the next rate): Iterate must come next");
   cv_.wait(lock, [&] {
     if (!error_.empty()) return true;
     for (const auto& device : devices_) {
@@ -47,21 +50,27 @@ void Engine::Impl::PublishAverage() {
   }
 }
 
-void Engine::Impl::SetLearningRate(double lr) {
+void Engine::Impl::CheckRate(double lr) {
   CROSSBOW_ENFORCE_VALUE(std::isfinite(lr) && lr >= 0, "learning rate must be finite and >= 0, ",
                          "got ", lr);
+}
+
+bool Engine::Impl::Restarts(double lr) const {
+  return algorithm_->RestartsOnDrop() &&
+         IsRestartingDrop(lr, std::max(lr_peak_, lr), options_.restart_drop);
+}
+
+// The learners take the new rate at their next iteration (RunIteration).
+void Engine::Impl::SetLearningRate(double lr) {
+  CheckRate(lr);
   Fence();
+  const bool restart = Restarts(lr);
   lr_ = lr;
   lr_peak_ = std::max(lr_peak_, lr);
-  const bool restart =
-      algorithm_->RestartsOnDrop() && IsRestartingDrop(lr, lr_peak_, options_.restart_drop);
-  for (auto& device : devices_) {
-    for (auto& slot : device->slots) {
-      slot->learner->SetLearningRate(static_cast<float>(lr));
-      if (restart) RestartFromAverage(*slot, *device);
-    }
-  }
   if (restart) {
+    for (auto& device : devices_) {
+      for (auto& slot : device->slots) RestartFromAverage(*slot, *device);
+    }
     LOG(INFO) << "learning rate dropped from " << lr_peak_ << " to " << lr << " at iteration "
               << iteration_ << ": every learner restarts from the average model";
     lr_peak_ = lr;
@@ -242,6 +251,7 @@ void Engine::Impl::RestoreState(const std::map<std::string, Tensor>& tensors, in
   }
   std::lock_guard<std::mutex> lock(mutex_);
   iteration_ = iteration;
+  posted_ = iteration - 1;
   for (auto& device : devices_) {
     device->synced = iteration;
     for (auto& slot : device->slots) slot->task = slot->done = iteration - 1;
@@ -251,8 +261,13 @@ void Engine::Impl::RestoreState(const std::map<std::string, Tensor>& tensors, in
 Engine::Engine(const LearnerSpec& spec, EngineOptions options, BatchSource* train)
     : impl_(std::make_unique<Impl>(spec, std::move(options), train)) {}
 Engine::~Engine() = default;
-IterationResult Engine::Iterate() { return impl_->Iterate(); }
+IterationResult Engine::Iterate(std::optional<double> next_rate) {
+  return impl_->Iterate(next_rate);
+}
 void Engine::SetLearningRate(double lr) { impl_->SetLearningRate(lr); }
+double Engine::learning_rate() const { return impl_->learning_rate(); }
+bool Engine::RestartsAt(double lr) const { return impl_->Restarts(lr); }
+int64_t Engine::failed_iteration() const { return impl_->failed_iteration(); }
 void Engine::SetLearnersPerDevice(int k) { impl_->SetLearnersPerDevice(k); }
 int Engine::learners_per_device() const { return impl_->learners_per_device(); }
 int Engine::num_learners() const { return impl_->num_learners(); }

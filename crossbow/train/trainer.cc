@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "crossbow/train/checkpoint.h"
 #include "crossbow/train/metrics.h"
@@ -117,7 +118,19 @@ class Trainer::Loop {
   void Resume(const std::string& path, const LrPolicy& policy);
 
   void Autotune();
-  void Step(double lr);
+  void SetRate(double lr);
+  // One iteration; with `next_rate`, the next is posted ahead at that rate (Engine::Iterate).
+  void Step(std::optional<double> next_rate = std::nullopt);
+  // What is due after an iteration that ends at `iteration` with `images` trained.
+  struct Due {
+    bool epoch_end = false, evaluate = false, record = false;
+  };
+  Due DueAfter(int64_t iteration, int64_t images, int64_t epochs_done) const;
+  // Whether nothing but the next iteration is due then: no record, checkpoint or stop.
+  bool QuietAfter(int64_t iteration, int64_t images, int64_t epochs_done) const;
+  // The next iteration's rate if nothing but that iteration is due after this one (no record,
+  // evaluation, checkpoint or stop) and the rate restarts no learner; else none.
+  std::optional<double> RateAhead(double scale, const LrPolicy& policy, int64_t epochs_done) const;
   // Across ranks: sums the iteration's images, losses and skips, and takes the stop and
   // checkpoint decisions that depend on clocks and signals from one place.
   void Agree(IterationResult* r);
@@ -132,8 +145,11 @@ class Trainer::Loop {
   void Stop(bool evaluated);
   // Whether the checkpoint interval in epochs (fractions included) has passed since the last.
   bool EpochCheckpointDue();
+  // Whole checkpoint intervals in `images`.
+  int64_t CheckpointPeriods(int64_t images) const;
   void DrawProgress(int64_t epochs_done);
-  std::string ShouldStop();
+  std::string ShouldStop() const { return StopReason(engine_.iteration(), info_.images); }
+  std::string StopReason(int64_t iteration, int64_t images) const;
 
   Trainer& t_;
   const TrainerOptions& o_;
@@ -167,6 +183,8 @@ class Trainer::Loop {
   bool time_up_ = false, minutes_due_ = false;
   bool autotuned_ = false;          // the autotuner has chosen (or had nothing to choose)
   int64_t checkpoint_periods_ = 0;  // whole checkpoint_every_epochs intervals at the last one
+  bool posted_ahead_ = false;       // the engine holds the next iteration, posted ahead
+  int64_t iteration_images_ = 0;    // the most images an iteration has had (a full one)
   Watchdog watchdog_{o_.stall_timeout_s, kSignalGraceS, [this] { return engine_.DescribeWaits(); }};
   std::vector<std::map<std::string, Tensor>> received_;  // other ranks' learners (checkpoints)
 };
@@ -236,13 +254,15 @@ TrainResult Trainer::Loop::Run() {
               << "learner-scaling " << o_.lr.learner_scaling << ")";
   }
   while (result_.stop_reason.empty()) {
-    Step(scale * policy.At(EpochPosition()));
+    SetRate(scale * policy.At(EpochPosition()));
+    Step(RateAhead(scale, policy, epochs_done));
+    // A clock or a signal can make something due after an iteration that posted the next:
+    // that one runs first.
+    if (posted_ahead_ && !QuietAfter(engine_.iteration(), info_.images, epochs_done)) Step();
     const int64_t iteration = engine_.iteration();
-    const bool epoch_end = info_.images / epoch_size_ > epochs_done;
+    const auto [epoch_end, evaluate, record] = DueAfter(iteration, info_.images, epochs_done);
     epochs_done = info_.images / epoch_size_;
-    const bool evaluate =
-        t_.test_ != nullptr && (o_.eval_every > 0 ? iteration % o_.eval_every == 0 : epoch_end);
-    if (iteration % o_.log_every == 0 || evaluate || epoch_end) {
+    if (record) {
       const MetricsRecord record = Log(evaluate);
       if (epoch_end) {
         bar_.Finish();
@@ -319,20 +339,27 @@ void Trainer::Loop::Autotune() {
   result_.autotune = Autotuner(options).Run(&engine_).decisions;
 }
 
-void Trainer::Loop::Step(double lr) {
+void Trainer::Loop::SetRate(double lr) {
+  if (posted_ahead_) lr = engine_.learning_rate();  // the rate it was posted at
   if (lr != info_.lr) {
-    engine_.SetLearningRate(lr);
+    if (!posted_ahead_) engine_.SetLearningRate(lr);
     info_.lr = lr;
     // The engine's rule, followed to checkpoint the peak it restarts against.
     info_.lr_peak = std::max(info_.lr_peak, lr);
     if (IsRestartingDrop(lr, info_.lr_peak, t_.restart_drop_)) info_.lr_peak = lr;
   }
+}
+
+void Trainer::Loop::Step(std::optional<double> next_rate) {
   IterationResult r;
   try {
-    r = engine_.Iterate();
+    r = engine_.Iterate(next_rate);
+    posted_ahead_ = next_rate.has_value();
   } catch (const Error& e) {
     bar_.Finish();
-    CROSSBOW_FAIL("training stopped at iteration ", engine_.iteration() + 1, ": ", e.what());
+    const int64_t failed = engine_.failed_iteration();
+    CROSSBOW_FAIL("training stopped at iteration ",
+                  (failed >= 0 ? failed : engine_.iteration()) + 1, ": ", e.what());
   }
   watchdog_.Progress();
   Agree(&r);
@@ -343,8 +370,40 @@ void Trainer::Loop::Step(double lr) {
   }
   info_.images += r.images;
   info_.iteration = engine_.iteration();
+  iteration_images_ = std::max(iteration_images_, r.images);
   since_record_.Add(r);
   this_epoch_.Add(r);
+}
+
+Trainer::Loop::Due Trainer::Loop::DueAfter(int64_t iteration, int64_t images,
+                                           int64_t epochs_done) const {
+  Due due;
+  due.epoch_end = images / epoch_size_ > epochs_done;
+  due.evaluate =
+      t_.test_ != nullptr && (o_.eval_every > 0 ? iteration % o_.eval_every == 0 : due.epoch_end);
+  due.record = iteration % o_.log_every == 0 || due.evaluate || due.epoch_end;
+  return due;
+}
+
+bool Trainer::Loop::QuietAfter(int64_t iteration, int64_t images, int64_t epochs_done) const {
+  if (DueAfter(iteration, images, epochs_done).record || !StopReason(iteration, images).empty()) {
+    return false;
+  }
+  return o_.checkpoint_dir.empty() ||
+         (!minutes_due_ &&
+          (o_.checkpoint_every_epochs <= 0 || CheckpointPeriods(images) <= checkpoint_periods_));
+}
+
+std::optional<double> Trainer::Loop::RateAhead(double scale, const LrPolicy& policy,
+                                               int64_t epochs_done) const {
+  // The images after this iteration if it is a full one: no fewer than it will have.
+  const int64_t images = info_.images + iteration_images_;
+  if (iteration_images_ == 0 || !QuietAfter(engine_.iteration() + 1, images, epochs_done)) {
+    return std::nullopt;
+  }
+  const double next = scale * policy.At(static_cast<double>(images) / epoch_size_);
+  if (engine_.RestartsAt(next)) return std::nullopt;
+  return next;
 }
 
 void Trainer::Loop::Agree(IterationResult* r) {
@@ -437,11 +496,15 @@ void Trainer::Loop::Evaluate(MetricsRecord* record) {
   result_.test = test;
 }
 
+int64_t Trainer::Loop::CheckpointPeriods(int64_t images) const {
+  // The small slack keeps an interval that the images reach exactly from rounding down.
+  const double epochs = static_cast<double>(images) / epoch_size_;
+  return static_cast<int64_t>(std::floor(epochs / o_.checkpoint_every_epochs + 1e-9));
+}
+
 bool Trainer::Loop::EpochCheckpointDue() {
   if (o_.checkpoint_every_epochs <= 0) return false;
-  // The small slack keeps an interval that the images reach exactly from rounding down.
-  const auto periods =
-      static_cast<int64_t>(std::floor(EpochPosition() / o_.checkpoint_every_epochs + 1e-9));
+  const int64_t periods = CheckpointPeriods(info_.images);
   const bool due = periods > checkpoint_periods_;
   checkpoint_periods_ = periods;
   return due;
@@ -477,11 +540,11 @@ void Trainer::Loop::DrawProgress(int64_t epochs_done) {
   bar_.Update(label, fraction, this_epoch_.Rate(Elapsed()), eta, this_epoch_.MeanLoss());
 }
 
-std::string Trainer::Loop::ShouldStop() {
+std::string Trainer::Loop::StopReason(int64_t iteration, int64_t images) const {
   if (signal_) return std::string("signal (") + StopSignalName(signal_) + ")";
   if (o_.target_accuracy > 0 && info_.time_to_accuracy_s >= 0) return "target_accuracy";
-  if (o_.epochs > 0 && info_.images >= o_.epochs * epoch_size_) return "epochs";
-  if (o_.iterations > 0 && engine_.iteration() >= o_.iterations) return "iterations";
+  if (o_.epochs > 0 && images >= o_.epochs * epoch_size_) return "epochs";
+  if (o_.iterations > 0 && iteration >= o_.iterations) return "iterations";
   if (time_up_) return "time_limit";
   if (o_.autotune_only && autotuned_) return "autotuned";
   return "";

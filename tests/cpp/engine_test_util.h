@@ -3,6 +3,8 @@
 // What the engine tests share: a small net, a synthetic source, options and snapshots.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -79,5 +81,35 @@ inline void ExpectNear(const Tensor& a, const Tensor& b, float tol, const std::s
     ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], tol) << what << " element " << i;
   }
 }
+
+// Forwards a source and runs `before(n)` ahead of its n-th Acquire (counted from 0); counts
+// the batches acquired and not yet released.
+class HookedSource final : public BatchSource {
+ public:
+  HookedSource(std::unique_ptr<BatchSource> source, std::function<void(int64_t)> before)
+      : source_(std::move(source)), before_(std::move(before)) {}
+  Shape ExampleShape() const override { return source_->ExampleShape(); }
+  int64_t EpochSize() const override { return source_->EpochSize(); }
+  int64_t batch_size() const override { return source_->batch_size(); }
+  const Batch* Acquire() override {
+    before_(acquired_++);
+    const Batch* batch = source_->Acquire();
+    ++held_;
+    return batch;
+  }
+  void Release(const Batch* batch) override {
+    source_->Release(batch);
+    --held_;
+  }
+  int64_t held() const { return held_; }
+  std::string SaveState() const override { return source_->SaveState(); }
+  void RestoreState(const std::string& state) override { source_->RestoreState(state); }
+
+ private:
+  std::unique_ptr<BatchSource> source_;
+  std::function<void(int64_t)> before_;
+  int64_t acquired_ = 0;
+  std::atomic<int64_t> held_{0};  // released on the learners' threads
+};
 
 }  // namespace crossbow

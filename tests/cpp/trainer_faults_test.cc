@@ -23,28 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Forwards a source and runs `before(n)` ahead of its n-th Acquire (counted from 0).
-class HookedSource final : public BatchSource {
- public:
-  HookedSource(std::unique_ptr<BatchSource> source, std::function<void(int64_t)> before)
-      : source_(std::move(source)), before_(std::move(before)) {}
-  Shape ExampleShape() const override { return source_->ExampleShape(); }
-  int64_t EpochSize() const override { return source_->EpochSize(); }
-  int64_t batch_size() const override { return source_->batch_size(); }
-  const Batch* Acquire() override {
-    before_(acquired_++);
-    return source_->Acquire();
-  }
-  void Release(const Batch* batch) override { source_->Release(batch); }
-  std::string SaveState() const override { return source_->SaveState(); }
-  void RestoreState(const std::string& state) override { source_->RestoreState(state); }
-
- private:
-  std::unique_ptr<BatchSource> source_;
-  std::function<void(int64_t)> before_;
-  int64_t acquired_ = 0;
-};
-
 [[noreturn]] void BlockForever() {
   for (;;) pause();
 }

@@ -81,6 +81,24 @@ def test_matches_the_numpy_reference_after_every_iteration(mode):
     assert (max(distances) > 1e-3) != replaced
 
 
+@pytest.mark.parametrize("mode", ["sma_period_3", "diloco_period_3"])
+def test_running_ahead_matches_the_numpy_reference(mode):
+    # Each iteration posts the next (iterate's next_rate): learners start it while others
+    # finish, and train exactly as one iteration at a time. The state cannot be read while an
+    # iteration is posted ahead, so it is checked once, after the last.
+    options = MODES[mode]
+    images, labels = data()
+    e = engine(images, labels, **options)
+    ref = reference(e.state(), 2 * K, **options)
+    for t in range(ITERATIONS):
+        e.iterate(next_rate=LR if t + 1 < ITERATIONS else None)
+        ref.iterate(t, images, labels)
+        if t == 0:
+            with pytest.raises(RuntimeError, match="iteration 1 was posted ahead"):
+                e.state()
+    assert_state(e.state(), ref, central_name(options), f"after iteration {ITERATIONS - 1}")
+
+
 @pytest.mark.parametrize("sync", ["sma", "easgd"])
 @pytest.mark.parametrize("k, alpha", [(2, 0.1), (6, 1 / 12)])
 def test_alpha_auto_follows_the_learner_count_as_the_autotuner_changes_it(sync, k, alpha):

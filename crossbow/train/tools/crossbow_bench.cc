@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -32,6 +33,8 @@ DEFINE_int32(warmup_iterations, 5, "iterations before measuring (plans compile, 
 DEFINE_double(seconds, 3, "seconds measured (after warm-up and autotuning)");
 DEFINE_int32(examples, 1024, "synthetic examples in memory (rounded up to whole batches)");
 DEFINE_int32(num_classes, 10, "labels are drawn from [0, num_classes)");
+DEFINE_bool(run_ahead, true,
+            "post each measured iteration's next batches ahead (Engine::Iterate's next rate)");
 DEFINE_int32(autotune_warmup, 3, "auto: iterations after each change, not measured");
 DEFINE_int32(autotune_window, 20, "auto: iterations measured per setting");
 DEFINE_int32(max_learners, 16, "auto: most learners per device");
@@ -149,13 +152,19 @@ json Run(const json& flags) {
   int64_t iterations = 0, images = 0, skipped = 0;
   double seconds = 0;
   const auto start = Clock::now();
-  do {
-    const IterationResult r = engine.Iterate();
+  const std::optional<double> rate =
+      FLAGS_run_ahead ? std::optional<double>(engine.learning_rate()) : std::nullopt;
+  for (bool more = true; more;) {
+    // With a rate each iteration posts the next one ahead until the time is up; the iteration
+    // that finds it up posts none and is the last, so that the engine ends idle.
+    more = seconds < FLAGS_seconds;
+    const IterationResult r = engine.Iterate(more ? rate : std::nullopt);
     images += r.images;
     skipped += r.skipped;
     ++iterations;
     seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  } while (seconds < FLAGS_seconds);
+    if (!rate) more = seconds < FLAGS_seconds;
+  }
   out["images_per_s"] = static_cast<double>(images) / seconds;
   out["iterations"] = iterations;
   out["images"] = images;
