@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "crossbow/core/enforce.h"
@@ -106,18 +107,32 @@ AutotuneResult Autotuner::Run(Engine* engine) const {
   options.memory_limit_bytes =
       static_cast<size_t>(Agree(*engine, static_cast<double>(options.memory_limit_bytes), true));
   int64_t trained = 0;
-  auto iterate = [&] {
-    const IterationResult r = engine->Iterate();
+  // Within the warm-up and the measured window every iteration but the last posts the next
+  // one ahead, as training does (Engine::Iterate): the search measures the speed training will
+  // have, and the window starts and ends with the engine idle.
+  auto iterate = [&](bool post_next) {
+    const double rate = engine->learning_rate();
+    post_next = post_next && !engine->RestartsAt(rate);
+    IterationResult r = engine->Iterate(post_next ? std::optional<double>(rate) : std::nullopt);
     trained += r.images;
-    if (options_.after_iteration && options_.after_iteration(r)) throw AutotuneStopped{};
-    return r.images;
+    if (!options_.after_iteration || !options_.after_iteration(r)) return r.images;
+    if (post_next) {  // the iteration posted ahead runs before the search stops
+      r = engine->Iterate();
+      trained += r.images;
+      options_.after_iteration(r);
+    }
+    throw AutotuneStopped{};
   };
   auto measure = [&](int k) {
     engine->SetLearnersPerDevice(k);
-    for (int i = 0; i < options_.warmup_iterations; ++i) iterate();
+    for (int i = 0; i < options_.warmup_iterations; ++i) {
+      iterate(i + 1 < options_.warmup_iterations);
+    }
     int64_t images = 0;
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < options_.window_iterations; ++i) images += iterate();
+    for (int i = 0; i < options_.window_iterations; ++i) {
+      images += iterate(i + 1 < options_.window_iterations);
+    }
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     return Agree(*engine, images / took.count(), false);
   };

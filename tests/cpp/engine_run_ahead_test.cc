@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "crossbow/engine/autotuner.h"
 #include "crossbow/engine/engine.h"
 #include "tests/cpp/engine_test_util.h"
 #include "tests/cpp/expect_error.h"
@@ -111,6 +112,34 @@ TEST(EngineRunAhead, AnEngineDestroyedWithAnIterationPostedAheadLetsGoOfItsBatch
     engine.Iterate(0.05);
   }
   EXPECT_EQ(source.held(), 0);
+}
+
+TEST(EngineRunAhead, TheAutotunersTrialsPostAheadAsTrainingDoesAndStopIdle) {
+  const Engine* engine = nullptr;
+  int64_t ahead = 0;  // batches taken while the iteration before theirs ran
+  HookedSource source(Source(64, 4), [&](int64_t n) {
+    // Batch n is of iteration n in the six with one learner, then two an iteration.
+    const int64_t iteration = n < 6 ? n : 6 + (n - 6) / 2;
+    if (iteration > engine->iteration()) ++ahead;
+  });
+  Engine tuned(Spec(true), Options("cpu:0-1", 1), &source);
+  engine = &tuned;
+  AutotunerOptions o;
+  o.max_learners = 2;
+  o.warmup_iterations = 2;
+  o.window_iterations = 4;
+  int64_t seen = 0;
+  o.after_iteration = [&](const IterationResult&) { return ++seen == 9; };  // in 2's window
+  const AutotuneResult r = Autotuner(o).Run(&tuned);
+  // Six iterations with one learner, then 2 of the warm-up and 1 of the window with two: the
+  // stop came with iteration 9 posted ahead, which ran before the search stopped.
+  EXPECT_EQ(seen, 10);
+  EXPECT_EQ(tuned.iteration(), 10);
+  EXPECT_EQ(r.images_trained, 6 * 4 + 4 * 8);
+  // Ahead: the 2nd warm-up and the 2nd-4th window iterations of one learner (1, 3, 4, 5),
+  // then the two batches each of two learners' 2nd warm-up iteration (7) and of iteration 9.
+  EXPECT_EQ(ahead, 4 + 2 * 2);
+  EXPECT_FALSE(tuned.StateTensors().empty());  // idle: nothing posted ahead
 }
 
 }  // namespace
