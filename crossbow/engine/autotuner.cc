@@ -112,7 +112,7 @@ AutotuneResult Autotuner::Run(Engine* engine) const {
   // have, and the window starts and ends with the engine idle.
   auto iterate = [&](bool post_next) {
     const double rate = engine->learning_rate();
-    post_next = post_next && !engine->RestartsAt(rate);
+    post_next = post_next && (!options_.goes_on || options_.goes_on()) && !engine->RestartsAt(rate);
     IterationResult r = engine->Iterate(post_next ? std::optional<double>(rate) : std::nullopt);
     trained += r.images;
     if (!options_.after_iteration || !options_.after_iteration(r)) return r.images;

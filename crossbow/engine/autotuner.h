@@ -25,6 +25,9 @@ struct AutotunerOptions {
   // the choice so far (training's budget is spent, a stop signal came). Across the ranks of an
   // MPI job its answers must agree.
   std::function<bool(const IterationResult&)> after_iteration;
+  // Whether training goes on after the iteration about to run, so that the next may be posted
+  // ahead (Engine::Iterate); unset: always. Across the ranks of an MPI job it must agree too.
+  std::function<bool()> goes_on;
 };
 
 // Thrown by a measurement to end the search at the choice so far.

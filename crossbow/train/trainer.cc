@@ -114,6 +114,8 @@ class Trainer::Loop {
   }
   double EpochPosition() const { return static_cast<double>(info_.images) / epoch_size_; }
   int JobLearners() const { return engine_.num_learners() * (t_.group_ ? t_.group_->size() : 1); }
+  // The images of an iteration whose batches are full: no fewer than any iteration has.
+  int64_t FullIterationImages() const { return JobLearners() * t_.train_->batch_size(); }
   double Elapsed() const { return info_.elapsed_s + Since(segment_start_); }
   void Resume(const std::string& path, const LrPolicy& policy);
 
@@ -184,7 +186,6 @@ class Trainer::Loop {
   bool autotuned_ = false;          // the autotuner has chosen (or had nothing to choose)
   int64_t checkpoint_periods_ = 0;  // whole checkpoint_every_epochs intervals at the last one
   bool posted_ahead_ = false;       // the engine holds the next iteration, posted ahead
-  int64_t iteration_images_ = 0;    // the most images an iteration has had (a full one)
   Watchdog watchdog_{o_.stall_timeout_s, kSignalGraceS, [this] { return engine_.DescribeWaits(); }};
   std::vector<std::map<std::string, Tensor>> received_;  // other ranks' learners (checkpoints)
 };
@@ -260,9 +261,9 @@ TrainResult Trainer::Loop::Run() {
     // that one runs first.
     if (posted_ahead_ && !QuietAfter(engine_.iteration(), info_.images, epochs_done)) Step();
     const int64_t iteration = engine_.iteration();
-    const auto [epoch_end, evaluate, record] = DueAfter(iteration, info_.images, epochs_done);
+    const auto [epoch_end, evaluate, record_due] = DueAfter(iteration, info_.images, epochs_done);
     epochs_done = info_.images / epoch_size_;
-    if (record) {
+    if (record_due) {
       const MetricsRecord record = Log(evaluate);
       if (epoch_end) {
         bar_.Finish();
@@ -336,6 +337,9 @@ void Trainer::Loop::Autotune() {
     info_.iteration = engine_.iteration();
     return !ShouldStop().empty();
   };
+  options.goes_on = [this] {
+    return StopReason(engine_.iteration() + 1, info_.images + FullIterationImages()).empty();
+  };
   result_.autotune = Autotuner(options).Run(&engine_).decisions;
 }
 
@@ -370,7 +374,6 @@ void Trainer::Loop::Step(std::optional<double> next_rate) {
   }
   info_.images += r.images;
   info_.iteration = engine_.iteration();
-  iteration_images_ = std::max(iteration_images_, r.images);
   since_record_.Add(r);
   this_epoch_.Add(r);
 }
@@ -397,10 +400,8 @@ bool Trainer::Loop::QuietAfter(int64_t iteration, int64_t images, int64_t epochs
 std::optional<double> Trainer::Loop::RateAhead(double scale, const LrPolicy& policy,
                                                int64_t epochs_done) const {
   // The images after this iteration if it is a full one: no fewer than it will have.
-  const int64_t images = info_.images + iteration_images_;
-  if (iteration_images_ == 0 || !QuietAfter(engine_.iteration() + 1, images, epochs_done)) {
-    return std::nullopt;
-  }
+  const int64_t images = info_.images + FullIterationImages();
+  if (!QuietAfter(engine_.iteration() + 1, images, epochs_done)) return std::nullopt;
   const double next = scale * policy.At(static_cast<double>(images) / epoch_size_);
   if (engine_.RestartsAt(next)) return std::nullopt;
   return next;

@@ -27,9 +27,9 @@ TEST(TrainerRunAhead, PostsEachIterationAheadUnlessSomethingIsDueBeforeIt) {
   ASSERT_EQ(trainer.Fit().iterations, 16);  // 8 an epoch, two batches each
   ASSERT_EQ(finished.size(), 32u);
   for (int t = 0; t < 16; ++t) {
-    // Taken while iteration t - 1 runs, unless the first iteration (whose size is not known
-    // yet), a record (every 5 iterations) or the end of the epoch (after 8) comes between.
-    const bool ahead = t >= 2 && t % 5 != 0 && t != 8;
+    // Taken while iteration t - 1 runs, unless a record (every 5 iterations) or the end of the
+    // epoch (after 8) comes between.
+    const bool ahead = t >= 1 && t % 5 != 0 && t != 8;
     for (int j = 0; j < 2; ++j) {
       EXPECT_EQ(finished[2 * t + j], ahead ? t - 1 : t) << "iteration " << t << ", batch " << j;
     }

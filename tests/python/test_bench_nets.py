@@ -227,4 +227,4 @@ def test_train_hardware_searches_once_and_measures_its_choice(tmp_path):
     assert measured["learners"] == search["learners"] >= 1
     records = [json.loads(x) for x in open(tmp_path / "hw0.jsonl")]
     assert {r["learners_per_device"] for r in records} == {search["learners"]}
-    assert records[-1]["time"] - records[0]["time"] >= 3  # the whole round, no search in it
+    assert records[0]["iteration"] == 10  # the round's first record: no search in the round
