@@ -14,24 +14,14 @@
 #include "crossbow/train/metrics.h"
 #include "crossbow/train/stop_signal.h"
 #include "crossbow/train/trainer_config.h"
+#include "crossbow/train/trainer_loop.h"
 #include "crossbow/train/trainer_options.h"
 #include "crossbow/train/trainer_ranks.h"
 #include "crossbow/train/watchdog.h"
 
 namespace crossbow {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// How long a stop signal may wait for the loop to reach the end of an iteration (or of a
-// checkpoint write) before the watchdog ends the process without a checkpoint.
-constexpr double kSignalGraceS = 5;
-
-double Since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-}  // namespace
+using trainer_loop::Clock;
+using trainer_loop::Since;
 
 Trainer::Trainer(const LearnerSpec& spec, EngineOptions engine_options, BatchSource* train,
                  BatchSource* test, TrainerOptions options)
@@ -99,96 +89,6 @@ void Trainer::Start(const LearnerSpec& spec, EngineOptions engine_options) {
 }
 
 Trainer::~Trainer() = default;
-
-// The state of one Fit(): counters, clocks, and the steps of the loop.
-class Trainer::Loop {
- public:
-  explicit Loop(Trainer* t) : t_(*t), o_(t->options_), engine_(*t->engine_) {}
-
-  TrainResult Run();
-
- private:
-  std::map<std::string, std::string> RunOptions() const {
-    const auto options = CheckpointedOptions(engine_.options(), o_);
-    return {options.begin(), options.end()};
-  }
-  double EpochPosition() const { return static_cast<double>(info_.images) / epoch_size_; }
-  int JobLearners() const { return engine_.num_learners() * (t_.group_ ? t_.group_->size() : 1); }
-  // The images of an iteration whose batches are full: no fewer than any iteration has.
-  int64_t FullIterationImages() const { return JobLearners() * t_.train_->batch_size(); }
-  double Elapsed() const { return info_.elapsed_s + Since(segment_start_); }
-  void Resume(const std::string& path, const LrPolicy& policy);
-
-  void Autotune();
-  void SetRate(double lr);
-  // One iteration; with `next_rate`, the next is posted ahead at that rate (Engine::Iterate).
-  void Step(std::optional<double> next_rate = std::nullopt);
-  // What is due after an iteration that ends at `iteration` with `images` trained.
-  struct Due {
-    bool epoch_end = false, evaluate = false, record = false;
-  };
-  Due DueAfter(int64_t iteration, int64_t images, int64_t epochs_done) const;
-  // Whether nothing but the next iteration is due then: no record, checkpoint or stop.
-  bool QuietAfter(int64_t iteration, int64_t images, int64_t epochs_done) const;
-  // The next iteration's rate if nothing but that iteration is due after this one (no record,
-  // evaluation, checkpoint or stop) and the rate restarts no learner; else none.
-  std::optional<double> RateAhead(double scale, const LrPolicy& policy, int64_t epochs_done) const;
-  // Across ranks: sums the iteration's images, losses and skips, and takes the stop and
-  // checkpoint decisions that depend on clocks and signals from one place.
-  void Agree(IterationResult* r);
-  MetricsRecord Record();
-  void Evaluate(MetricsRecord* record);
-  // A metrics record of now, with an evaluation if `evaluate`, written to the metrics file.
-  MetricsRecord Log(bool evaluate);
-  void SaveCheckpoint();
-  // As the run stops: a run that stops between evaluations (iterations, time limit,
-  // eval_every) evaluates the model it ends with, so that its result is of that model (a
-  // signal stops at once); the checkpoint is written.
-  void Stop(bool evaluated);
-  // Whether the checkpoint interval in epochs (fractions included) has passed since the last.
-  bool EpochCheckpointDue();
-  // Whole checkpoint intervals in `images`.
-  int64_t CheckpointPeriods(int64_t images) const;
-  void DrawProgress(int64_t epochs_done);
-  std::string ShouldStop() const { return StopReason(engine_.iteration(), info_.images); }
-  std::string StopReason(int64_t iteration, int64_t images) const;
-
-  Trainer& t_;
-  const TrainerOptions& o_;
-  Engine& engine_;
-  int64_t epoch_size_ = t_.train_->EpochSize();
-  CheckpointInfo info_;
-  TrainResult result_;
-  Clock::time_point segment_start_ = Clock::now();  // training time = sum of segments
-  Clock::time_point last_checkpoint_ = Clock::now();
-  // Losses and images since a moment of training time.
-  struct Window {
-    double start_s = 0, loss = 0;
-    int64_t iterations = 0, images = 0;
-    void Add(const IterationResult& r) {
-      if (std::isfinite(r.loss)) {
-        loss += r.loss;
-        ++iterations;
-      }
-      images += r.images;
-    }
-    double MeanLoss() const { return iterations ? loss / iterations : NAN; }
-    double Rate(double now_s) const { return images / std::max(1e-9, now_s - start_s); }
-  };
-  Window since_record_;  // since the last metrics record
-  Window this_epoch_;    // since the epoch began, for the progress bar
-  std::unique_ptr<MetricsLog> metrics_;
-  ProgressBar bar_;
-  const int rank_ = t_.group_ ? t_.group_->rank() : 0;
-  // Agreed by every rank after each iteration.
-  int signal_ = 0;
-  bool time_up_ = false, minutes_due_ = false;
-  bool autotuned_ = false;          // the autotuner has chosen (or had nothing to choose)
-  int64_t checkpoint_periods_ = 0;  // whole checkpoint_every_epochs intervals at the last one
-  bool posted_ahead_ = false;       // the engine holds the next iteration, posted ahead
-  Watchdog watchdog_{o_.stall_timeout_s, kSignalGraceS, [this] { return engine_.DescribeWaits(); }};
-  std::vector<std::map<std::string, Tensor>> received_;  // other ranks' learners (checkpoints)
-};
 
 TrainResult Trainer::Fit() { return Loop(this).Run(); }
 
@@ -378,35 +278,6 @@ void Trainer::Loop::Step(std::optional<double> next_rate) {
   this_epoch_.Add(r);
 }
 
-Trainer::Loop::Due Trainer::Loop::DueAfter(int64_t iteration, int64_t images,
-                                           int64_t epochs_done) const {
-  Due due;
-  due.epoch_end = images / epoch_size_ > epochs_done;
-  due.evaluate =
-      t_.test_ != nullptr && (o_.eval_every > 0 ? iteration % o_.eval_every == 0 : due.epoch_end);
-  due.record = iteration % o_.log_every == 0 || due.evaluate || due.epoch_end;
-  return due;
-}
-
-bool Trainer::Loop::QuietAfter(int64_t iteration, int64_t images, int64_t epochs_done) const {
-  if (DueAfter(iteration, images, epochs_done).record || !StopReason(iteration, images).empty()) {
-    return false;
-  }
-  return o_.checkpoint_dir.empty() ||
-         (!minutes_due_ &&
-          (o_.checkpoint_every_epochs <= 0 || CheckpointPeriods(images) <= checkpoint_periods_));
-}
-
-std::optional<double> Trainer::Loop::RateAhead(double scale, const LrPolicy& policy,
-                                               int64_t epochs_done) const {
-  // The images after this iteration if it is a full one: no fewer than it will have.
-  const int64_t images = info_.images + FullIterationImages();
-  if (!QuietAfter(engine_.iteration() + 1, images, epochs_done)) return std::nullopt;
-  const double next = scale * policy.At(static_cast<double>(images) / epoch_size_);
-  if (engine_.RestartsAt(next)) return std::nullopt;
-  return next;
-}
-
 void Trainer::Loop::Agree(IterationResult* r) {
   const int finite = static_cast<int>(r->learner_losses.size()) - r->skipped;
   signal_ = StopSignalScope::received();
@@ -497,20 +368,6 @@ void Trainer::Loop::Evaluate(MetricsRecord* record) {
   result_.test = test;
 }
 
-int64_t Trainer::Loop::CheckpointPeriods(int64_t images) const {
-  // The small slack keeps an interval that the images reach exactly from rounding down.
-  const double epochs = static_cast<double>(images) / epoch_size_;
-  return static_cast<int64_t>(std::floor(epochs / o_.checkpoint_every_epochs + 1e-9));
-}
-
-bool Trainer::Loop::EpochCheckpointDue() {
-  if (o_.checkpoint_every_epochs <= 0) return false;
-  const int64_t periods = CheckpointPeriods(info_.images);
-  const bool due = periods > checkpoint_periods_;
-  checkpoint_periods_ = periods;
-  return due;
-}
-
 void Trainer::Loop::SaveCheckpoint() {
   watchdog_.Enter(Watchdog::Phase::kCheckpointing);
   info_.elapsed_s = Elapsed();
@@ -539,16 +396,6 @@ void Trainer::Loop::DrawProgress(int64_t epochs_done) {
   const std::string label = "epoch " + std::to_string(epochs_done + 1) +
                             (o_.epochs > 0 ? "/" + std::to_string(o_.epochs) : "");
   bar_.Update(label, fraction, this_epoch_.Rate(Elapsed()), eta, this_epoch_.MeanLoss());
-}
-
-std::string Trainer::Loop::StopReason(int64_t iteration, int64_t images) const {
-  if (signal_) return std::string("signal (") + StopSignalName(signal_) + ")";
-  if (o_.target_accuracy > 0 && info_.time_to_accuracy_s >= 0) return "target_accuracy";
-  if (o_.epochs > 0 && images >= o_.epochs * epoch_size_) return "epochs";
-  if (o_.iterations > 0 && iteration >= o_.iterations) return "iterations";
-  if (time_up_) return "time_limit";
-  if (o_.autotune_only && autotuned_) return "autotuned";
-  return "";
 }
 
 }  // namespace crossbow
