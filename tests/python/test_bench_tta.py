@@ -98,13 +98,17 @@ def test_crossbow_curve_keeps_the_evaluations_of_a_metrics_file():
         {"epoch": 2.0, "time": 12.0, "accuracy": 0.42, "images": 4000}]
 
 
-def test_he_drops_goyal_warm_up_and_one_cycle_schedules():
+def test_he_drops_cosine_goyal_warm_up_and_one_cycle_schedules():
     rs = tta_recipes.torch_recipes(30)
-    he, goyal, cycle = (rs[n]["options"] for n in ("he-b128", "goyal-b512", "onecycle-b512"))
+    he, cosine, goyal, cycle = (rs[n]["options"] for n in (
+        "he-b128", "cos-b128", "goyal-b512", "onecycle-b512"))
     f = tta_recipes.lr_factor
     assert [f(he["schedule"], t) for t in (0, 14.99, 15, 22.49)] == pytest.approx(
         [1, 1, 0.1, 0.1])
     assert f(he["schedule"], 22.5) == pytest.approx(0.01)
+    assert cosine["lr"] == 0.1
+    assert [f(cosine["schedule"], t) for t in (0, 5, 15, 25, 30, 31)] == pytest.approx(
+        [1, (1 + 3 ** 0.5 / 2) / 2, 0.5, (1 - 3 ** 0.5 / 2) / 2, 0, 0])
     assert goyal["lr"] == pytest.approx(0.4)
     # From He's 0.1 (a quarter of 0.4) to 0.4 over 5/90 of 30 epochs, then /10 at 10, 20, 26.67.
     assert f(goyal["schedule"], 0) == pytest.approx(0.25)
@@ -119,8 +123,9 @@ def test_he_drops_goyal_warm_up_and_one_cycle_schedules():
 def test_the_sweep_has_as_many_recipes_a_side_and_crossbows_follow_the_one_rule():
     sweep = tta_recipes.sweep(20)
     sides = [r["side"] for r in sweep.values()]
-    assert sides.count("crossbow") == sides.count("pytorch") == 4
-    sma16, sma32, sgd = (sweep[n]["options"] for n in ("sma-b16", "sma-b32", "sgd-b16"))
+    assert sides.count("crossbow") == sides.count("pytorch") == 5
+    sma16, sma32, sgd, cosine = (sweep[n]["options"] for n in (
+        "sma-b16", "sma-b32", "sgd-b16", "sma-b16-cos"))
     assert sma16["lr"] == pytest.approx(0.1 * (16 / 128) ** 0.5, abs=1e-4)
     assert sma32["lr"] == pytest.approx(0.05) and sgd["lr"] == sma16["lr"]
     assert (sma16["learners"], sgd["learners"], sgd["sync"]) == ("auto", 1, "sgd")
@@ -128,7 +133,10 @@ def test_the_sweep_has_as_many_recipes_a_side_and_crossbows_follow_the_one_rule(
     assert "alpha" not in sma16  # left to the option table's default
     assert sma16["steps"] == [6.667, 13.333, 17.778] and sma16["warmup"] == 1.0
     assert "epochs" in sma16
-    with pytest.raises(ValueError, match="unknown recipe 'sma-b61' .*sma-b16, sma-b32"):
+    assert {k: v for k, v in cosine.items() if k not in ("lr_policy", "steps", "gamma")} == {
+        k: v for k, v in sma16.items() if k not in ("lr_policy", "steps", "gamma")}
+    assert cosine["lr_policy"] == "cosine" and "steps" not in cosine
+    with pytest.raises(ValueError, match="unknown recipe 'sma-b61' .*sma-b16, sma-b16-cos"):
         tta_recipes.sweep(20, ["sma-b61"])
 
 
