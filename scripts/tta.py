@@ -118,20 +118,30 @@ def searched_learners(args, name, recipe, dbs):
     of its own (crossbow train --autotune-only), once a sweep, kept in $WORK/tta_learners.json
     for every budget of the recipe and for --resume. Every run of the recipe then trains the
     same count, and so the same rate (SMA's sqrt(N) scaling): a search per run let one run's
-    noise change both (2 learners in one run, 3 in the next, an epoch apart to 80%)."""
+    noise change both (2 learners in one run, 3 in the next, an epoch apart to 80%). Recipes
+    that differ in their schedules alone (sma-b16, sma-b16-cos) share one search."""
     import crossbow
+    from crossbow import recipes
     path = os.path.join(args.work, "tta_learners.json")
     found = {}
     if os.path.exists(path):
         with open(path) as f:
             found = json.load(f)
+    # The schedule and its budget go: the rate does not change images/s, and the search must
+    # end at its choice, not at the end of a short run (nor need the budget a cosine ends at).
+    schedule = set(recipes.multistep(1, ())) | set(recipes.flat_cosine(1, 0.5))
+    search_options = {k: v for k, v in recipe["options"].items() if k not in schedule}
     if name not in found:
-        # The budget goes: the search must end at its choice, not at the end of a short run.
-        search_options = {k: v for k, v in recipe["options"].items() if k != "epochs"}
-        result = crossbow.Trainer(net="resnet20", train_db=dbs["train"], workers=args.workers,
-                                  precision=args.precision, progress=False,
-                                  autotune_only=True, **search_options).fit()
-        found[name] = dict(learners=chosen_learners(result), search=result["autotune"])
+        twin = next((n for n, f in found.items() if f.get("options") == search_options), None)
+        if twin:
+            found[name] = dict(found[twin], twin=twin)
+        else:
+            result = crossbow.Trainer(net="resnet20", train_db=dbs["train"],
+                                      workers=args.workers, precision=args.precision,
+                                      progress=False, autotune_only=True,
+                                      **search_options).fit()
+            found[name] = dict(learners=chosen_learners(result), search=result["autotune"],
+                               options=search_options)
         with open(path, "w") as f:
             json.dump(found, f, indent=1)
         print(json.dumps({"tta_search": name, **found[name]}), flush=True)

@@ -257,8 +257,8 @@ def test_resume_keeps_finished_runs_adds_other_budgets_and_refuses_changed_ones(
 
 def test_auto_tuned_learners_are_searched_once_a_sweep_and_kept_for_every_budget(tmp_path):
     """sma-b16 at two budgets: one search before its first run, whose choice both runs train
-    (and which --resume reuses: a third budget searches no more); a sweep without --resume
-    searches anew."""
+    (and which --resume reuses: a third budget searches no more, nor does sma-b16-cos, whose
+    options differ in the schedule alone); a sweep without --resume searches anew."""
     pytest.importorskip("crossbow._C")
     if not os.path.isdir(SAMPLE):
         pytest.skip(f"no bundled sample at {SAMPLE}")
@@ -272,7 +272,8 @@ def test_auto_tuned_learners_are_searched_once_a_sweep_and_kept_for_every_budget
     found = searches(r)
     assert [s["tta_search"] for s in found] == ["sma-b16"] and found[0]["search"]
     stored = json.loads((tmp_path / "dry_run" / "tta_learners.json").read_text())
-    assert stored == {"sma-b16": {k: found[0][k] for k in ("learners", "search")}}
+    assert stored == {"sma-b16": {k: found[0][k] for k in ("learners", "search", "options")}}
+    assert "lr_policy" not in found[0]["options"] and found[0]["options"]["batch_size"] == 16
     runs = outputs(tmp_path)[0]
     assert [(x["epochs_budget"], x["learners"], x["autotune"]) for x in runs] == \
         [(b, found[0]["learners"], found[0]["search"]) for b in (1, 2)]
@@ -281,6 +282,11 @@ def test_auto_tuned_learners_are_searched_once_a_sweep_and_kept_for_every_budget
     (tmp_path / "dry_run" / "tta_learners.json").write_text(json.dumps(stored))
     r = bench(tmp_path, "--recipes", "sma-b16", "--epochs", "3", "--targets", "0.99", "--resume")
     assert searches(r) == [] and outputs(tmp_path)[0][-1]["learners"] == 3
+    r = bench(tmp_path, "--recipes", "sma-b16-cos", "--epochs", "2", "--targets", "0.99",
+              "--resume")
+    assert [(s["tta_search"], s["twin"], s["learners"]) for s in searches(r)] == [
+        ("sma-b16-cos", "sma-b16", 3)]
+    assert outputs(tmp_path)[0][-1]["learners"] == 3
     r = bench(tmp_path, "--recipes", "sma-b16", "--epochs", "1", "--targets", "0.99")
     assert [s["tta_search"] for s in searches(r)] == ["sma-b16"]
 
