@@ -68,6 +68,7 @@ def settle(args):
         chosen = {e: tta_recipes.sweep(e, args.recipes) for e in args.epochs}
     except ValueError as e:
         raise SystemExit(f"bench_train: {e}") from None
+    check_crossbow_options(chosen)
     if any(r["side"] == "pytorch" for r in chosen[args.epochs[0]].values()):
         try:
             info = peer.describe(args.peer_python)
@@ -81,6 +82,21 @@ def settle(args):
         args.modes, notes = peer.modes(info, args.modes)
         print(peer.banner(info), *notes, sep="\n", flush=True)
     return chosen
+
+
+def check_crossbow_options(chosen):
+    """SystemExit naming the recipe and budget whose options the trainer would refuse (a
+    cosine that ends inside its warm-up at --epochs 1), before any data is prepared."""
+    crossbow_runs = [(e, n, r) for e, by_name in chosen.items() for n, r in by_name.items()
+                     if r["side"] == "crossbow"]
+    if not crossbow_runs:
+        return
+    from crossbow import trainer
+    for epochs, name, recipe in crossbow_runs:
+        try:
+            trainer.checked_options(recipe["options"])
+        except ValueError as e:
+            raise SystemExit(f"bench_train: {name} at --epochs {epochs:g}: {e}") from None
 
 
 def crossbow_curve(records, train_images):

@@ -191,6 +191,15 @@ def test_bad_targets_and_recipes_stop_before_any_work(tmp_path):
     assert "Traceback" not in r.stderr and not (tmp_path / "dry_run").exists()
 
 
+def test_a_budget_a_crossbow_recipe_cannot_run_stops_before_any_work(tmp_path):
+    pytest.importorskip("crossbow._C")
+    r = bench(tmp_path, "--recipes", "sma-b16-cos", "--epochs", "1", "2")
+    assert r.returncode == 1, r.stderr
+    assert ("bench_train: sma-b16-cos at --epochs 1: lr policy 'cosine' (--lr-policy) ends at 1 "
+            "(--epochs), before its warm-up (--warmup 1) is over") in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "dry_run").exists()
+
+
 def test_a_full_run_without_a_peer_stops_saying_how_to_get_one(tmp_path):
     r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "bench_train.py"), "statistical",
                         "--work", str(tmp_path / "w"), "--peer-python", str(tmp_path / "none")],
