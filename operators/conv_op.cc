@@ -57,12 +57,6 @@ bool PrefersPointwiseGradient(const ConvParams& p, bool want_bias, Precision pre
          precision == Precision::kBF16 && CpuHasAmx();
 }
 
-bool PrefersColumnWeightGradient(const ConvParams& p, const Shape& y, bool want_bias,
-                                 Precision precision) {
-  return p.kernel > 1 && p.dilation == 1 && p.group == 1 && !want_bias && y[2] * y[3] <= 256 &&
-         precision == Precision::kBF16 && CpuHasAmx();
-}
-
 namespace {
 
 // The descriptors and geometry that forward and backward primitives of one convolution share.
@@ -185,14 +179,7 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
   }
   ConvDescs descs(params_, x.shape(), w.shape(), y_shape, want_bias_, context_->precision());
   auto hint = descs.Forward(context_->engine());
-  column_.reset();
-  if (want_weights_ &&
-      PrefersColumnWeightGradient(params_, y_shape, want_bias_, context_->precision())) {
-    column_.emplace();
-    column_->Build(params_.stride, params_.pad, x.shape(), w.shape(), y_shape,
-                   memory::data_type::bf16, context_);
-    weights_implementation_ = column_->implementation;
-  } else if (want_weights_) {
+  if (want_weights_) {
     auto pd = descs.BackwardWeights(context_->engine(), hint);
     weights_.Build(dnnl::convolution_backward_weights(pd), pd.diff_weights_desc(), descs.w_plain,
                    w.shape());
@@ -207,7 +194,7 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
     bd_w_md_ = pd.weights_desc();
     bd_dy_md_ = pd.diff_dst_desc();
     dx_md_ = pd.diff_src_desc();
-    share_dy_ = want_weights_ && !column_ && bw_dy_md_ == bd_dy_md_;
+    share_dy_ = want_weights_ && bw_dy_md_ == bd_dy_md_;
   }
   w_plain_md_ = descs.w_plain;
 }
@@ -224,9 +211,7 @@ void ConvGradientOp::Run() {
     return;
   }
   memory dy_for_weights;
-  if (column_) {
-    column_->Run(x, dy, Output(0), context_);
-  } else if (want_weights_) {
+  if (want_weights_) {
     dy_for_weights = dy_for_weights_.Convert(dy, dy_md_, bw_dy_md_, context_);
     weights_.Run(x_for_weights_.Convert(x, x_md_, bw_x_md_, context_), dy_for_weights,
                  HasOutput(0) ? Output(0) : nullptr, want_bias_ ? Output(1) : nullptr, context_);

@@ -3,7 +3,6 @@
 #include <optional>
 
 #include "crossbow/core/operator.h"
-#include "operators/column_weight_gradient.h"
 #include "operators/pointwise_conv_gradient.h"
 #include "operators/reorder_cache.h"
 #include "operators/weight_gradient.h"
@@ -39,14 +38,6 @@ bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const 
 // its AMX matrix product does the same sums at 150-670: ResNet-50 at 128 px spent 242 ms a step
 // in them, 107 as matrix products (docs/results.md, issue 33).
 bool PrefersPointwiseGradient(const ConvParams& p, bool want_bias, Precision precision);
-
-// Whether ConvGradient computes dW of a larger kernel as one matrix product over X's gathered
-// patches (ColumnWeightGradient) rather than with oneDNN's backward-weights convolution: no
-// dilation, groups or bias gradient, bf16, on a CPU with AMX, Y at most 16 x 16. There oneDNN
-// 2.6's AMX backward-weights kernels ran ResNet-32's 3x3 layers at 32-172 GFLOP/s (8x8 and
-// 16x16), where its forward pass of the same layers ran at 230-580 (docs/results.md, issue 33).
-bool PrefersColumnWeightGradient(const ConvParams& p, const Shape& y, bool want_bias,
-                                 Precision precision);
 
 // Y = conv(X, W) + b on oneDNN. The primitive picks the activation and weight layouts (blocked);
 // X is reordered only when it arrives in another layout, the plain W every run (cached reorder).
@@ -98,7 +89,6 @@ class ConvGradientOp final : public Operator<CPUContext> {
   std::string weights_implementation_, data_implementation_;
   ReorderCache x_for_weights_, dy_for_weights_, w_for_data_, dy_for_data_;
   std::optional<PointwiseConvGradient> pointwise_;  // where PrefersPointwiseGradient
-  std::optional<ColumnWeightGradient> column_;      // where PrefersColumnWeightGradient
 };
 
 }  // namespace crossbow

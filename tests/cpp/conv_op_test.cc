@@ -29,7 +29,6 @@ const ConvCase kCases[] = {
     {2, 32, 16, 15, 32, 3, 1, 1, 1, 1, true},   // Winograd (PrefersWinograd), a partial tile
     {1, 1024, 2, 2, 16, 1, 1, 0, 1, 1, false},  // dW's rows 4 KiB apart (BlockedToPlainCopy)
     {2, 16, 7, 6, 24, 1, 2, 0, 1, 1, false},    // 1x1 stride 2 (PrefersPointwiseGradient)
-    {2, 16, 8, 8, 32, 3, 1, 1, 1, 1, false},    // 3x3, Y 8x8 (PrefersColumnWeightGradient)
 };
 
 OperatorDef ConvDef(const ConvCase& c, const std::string& x = "X") {
@@ -320,67 +319,6 @@ TEST(Conv, PointwiseGradientEqualsTheConvolutions) {
         }
         EXPECT_EQ(dnnl_utils::DescOf(*dx),
                   memory::desc(dnnl_utils::Dims(h.ShapeOf("X")), type, memory::format_tag::acdb));
-      }
-    }
-  }
-}
-
-TEST(Conv, ColumnWeightGradientOnlyWhereItPays) {
-  const auto prefers = [](const ConvCase& c, bool bias, Precision precision) {
-    const Shape y = ConvOutputShape(ConvDef(c), ConvParams(ConvDef(c)), {c.n, c.c, c.h, c.w},
-                                    {c.m, c.c / c.group, c.kernel, c.kernel}, nullptr);
-    return PrefersColumnWeightGradient(ConvParams(ConvDef(c)), y, bias, precision);
-  };
-  const ConvCase three = kCases[2];
-  EXPECT_EQ(prefers(three, false, Precision::kBF16), CpuHasAmx());
-  EXPECT_FALSE(prefers(three, true, Precision::kBF16));
-  EXPECT_FALSE(prefers(three, false, Precision::kFP32));
-  ConvCase grouped = three, dilated = three, large = three, pointwise = three;
-  grouped.group = 2;
-  dilated.dilation = 2;
-  large.h = large.w = 34;  // Y 17 x 17
-  pointwise.kernel = 1;
-  pointwise.pad = 0;
-  for (const ConvCase& c : {grouped, dilated, large, pointwise})
-    EXPECT_FALSE(prefers(c, false, Precision::kBF16));
-}
-
-// The product over gathered patches gives the convolution's weight gradient, with X and dY in
-// any layout, padding on every edge and strides: against the convolution path in fp32 (on
-// every CPU) and, where the CPU has bf16, in bf16 on the same bfloat16 inputs.
-TEST(Conv, ColumnWeightGradientEqualsTheConvolution) {
-  std::vector<Precision> precisions = {Precision::kFP32};
-  if (CpuHasBf16()) precisions.push_back(Precision::kBF16);
-  const ConvCase five_by_five = {2, 8, 9, 9, 12, 5, 2, 2, 1, 1, false},
-                 unpadded = {2, 16, 10, 10, 16, 3, 1, 0, 1, 1, false};
-  for (const Precision precision : precisions) {
-    for (const ConvCase& c : {kCases[0], kCases[2], kCases[5], five_by_five, unpadded}) {
-      SCOPED_TRACE(::testing::Message()
-                   << PrecisionName(precision) << " C=" << c.c << " M=" << c.m << " k=" << c.kernel
-                   << " stride=" << c.stride << " pad=" << c.pad);
-      OpHarness h;
-      h.context().set_precision(precision);
-      FeedConv(h, c);
-      h.Run(ConvDef(c));
-      h.Feed("dY", h.ShapeOf("Y"));
-      CopyToBlocked(h, "dY", "dYb");
-      for (const char* name : {"X", "dY"}) {
-        if (precision == Precision::kBF16) RoundBlobToBf16(h, name);
-      }
-      OpHarness reference;
-      for (const char* name : {"X", "W", "dY"})
-        reference.Feed(name, h.ShapeOf(name), h.Fetch(name));
-      reference.Run(
-          MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "", ""}, ConvDef(c).args));
-      ColumnWeightGradient column;
-      column.Build(c.stride, c.pad, h.ShapeOf("X"), h.ShapeOf("W"), h.ShapeOf("Y"),
-                   precision == Precision::kBF16 ? memory::data_type::bf16 : memory::data_type::f32,
-                   &h.context());
-      for (const char* dy : {"dY", "dYb"}) {
-        Tensor* dw = h.ws().CreateTensor("dW");
-        column.Run(*h.ws().GetTensor("X"), *h.ws().GetTensor(dy), dw, &h.context());
-        // Products of bfloat16 values are exact in fp32: dW differs by summation order only.
-        EXPECT_LT(MaxAbsDiff(h.Fetch("dW"), reference.Fetch("dW")), 1e-4f) << dy;
       }
     }
   }
