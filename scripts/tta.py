@@ -143,11 +143,12 @@ def searched_learners(args, name, recipe, dbs):
     if os.path.exists(path):
         with open(path) as f:
             found = json.load(f)
-    # The schedule and its budget go: the rate does not change images/s, and the search must
-    # end at its choice, not at the end of a short run (nor need the budget a cosine ends at).
-    schedule = set(recipes.multistep(1, ())) | set(recipes.flat_cosine(1, 0.5))
-    search_options = {k: v for k, v in recipe["options"].items() if k not in schedule}
     if name not in found:
+        # The schedule and its budget go: the rate does not change images/s, and the search
+        # must end at its choice, not at the end of a short run (nor need the budget a cosine
+        # ends at).
+        schedule = set(recipes.multistep(1, ())) | set(recipes.flat_cosine(1, 0.5))
+        search_options = {k: v for k, v in recipe["options"].items() if k not in schedule}
         twin = next((n for n, f in found.items() if f.get("options") == search_options), None)
         if twin:
             found[name] = dict(found[twin], twin=twin)

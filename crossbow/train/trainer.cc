@@ -238,7 +238,7 @@ void Trainer::Loop::Autotune() {
     return !ShouldStop().empty();
   };
   options.goes_on = [this] {
-    return StopReason(engine_.iteration() + 1, info_.images + FullIterationImages()).empty();
+    return StopReason(engine_.iteration() + 1, ImagesAfterNext()).empty();
   };
   result_.autotune = Autotuner(options).Run(&engine_).decisions;
 }

@@ -46,8 +46,11 @@ class Trainer::Loop {
   }
   double EpochPosition() const { return static_cast<double>(info_.images) / epoch_size_; }
   int JobLearners() const { return engine_.num_learners() * (t_.group_ ? t_.group_->size() : 1); }
-  // The images of an iteration whose batches are full: no fewer than any iteration has.
-  int64_t FullIterationImages() const { return JobLearners() * t_.train_->batch_size(); }
+  // The images trained once the next iteration has run, if its batches are full: no fewer
+  // than it will have.
+  int64_t ImagesAfterNext() const {
+    return info_.images + int64_t{JobLearners()} * t_.train_->batch_size();
+  }
   double Elapsed() const { return info_.elapsed_s + trainer_loop::Since(segment_start_); }
   void Resume(const std::string& path, const LrPolicy& policy);
 

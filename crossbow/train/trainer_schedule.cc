@@ -30,8 +30,7 @@ bool Trainer::Loop::QuietAfter(int64_t iteration, int64_t images, int64_t epochs
 
 std::optional<double> Trainer::Loop::RateAhead(double scale, const LrPolicy& policy,
                                                int64_t epochs_done) const {
-  // The images after this iteration if it is a full one: no fewer than it will have.
-  const int64_t images = info_.images + FullIterationImages();
+  const int64_t images = ImagesAfterNext();
   if (!QuietAfter(engine_.iteration() + 1, images, epochs_done)) return std::nullopt;
   const double next = scale * policy.At(static_cast<double>(images) / epoch_size_);
   if (engine_.RestartsAt(next)) return std::nullopt;
