@@ -57,6 +57,13 @@ bool PrefersPointwiseGradient(const ConvParams& p, bool want_bias, Precision pre
          precision == Precision::kBF16 && CpuHasAmx();
 }
 
+bool PrefersAmxWeightGradient(const ConvParams& p, const Shape& x, const Shape& w, bool want_bias,
+                              Precision precision) {
+  return p.kernel == 3 && p.stride == 1 && p.pad == 1 && p.dilation == 1 && p.group == 1 &&
+         !want_bias && x[1] % 16 == 0 && w[0] % 16 == 0 && precision == Precision::kBF16 &&
+         AmxTilesGranted();
+}
+
 namespace {
 
 // The descriptors and geometry that forward and backward primitives of one convolution share.
@@ -179,7 +186,13 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
   }
   ConvDescs descs(params_, x.shape(), w.shape(), y_shape, want_bias_, context_->precision());
   auto hint = descs.Forward(context_->engine());
-  if (want_weights_) {
+  amx_weights_.reset();
+  if (want_weights_ &&
+      PrefersAmxWeightGradient(params_, x.shape(), w.shape(), want_bias_, context_->precision())) {
+    amx_weights_.emplace();
+    amx_weights_->Build(x.shape(), w.shape());
+    weights_implementation_ = AmxConvWeightGradient::kImplementation;
+  } else if (want_weights_) {
     auto pd = descs.BackwardWeights(context_->engine(), hint);
     weights_.Build(dnnl::convolution_backward_weights(pd), pd.diff_weights_desc(), descs.w_plain,
                    w.shape());
@@ -194,7 +207,7 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
     bd_w_md_ = pd.weights_desc();
     bd_dy_md_ = pd.diff_dst_desc();
     dx_md_ = pd.diff_src_desc();
-    share_dy_ = want_weights_ && bw_dy_md_ == bd_dy_md_;
+    share_dy_ = want_weights_ && !amx_weights_ && bw_dy_md_ == bd_dy_md_;
   }
   w_plain_md_ = descs.w_plain;
 }
@@ -211,7 +224,9 @@ void ConvGradientOp::Run() {
     return;
   }
   memory dy_for_weights;
-  if (want_weights_) {
+  if (amx_weights_) {
+    amx_weights_->Run(x, dy, Output(0), context_);
+  } else if (want_weights_) {
     dy_for_weights = dy_for_weights_.Convert(dy, dy_md_, bw_dy_md_, context_);
     weights_.Run(x_for_weights_.Convert(x, x_md_, bw_x_md_, context_), dy_for_weights,
                  HasOutput(0) ? Output(0) : nullptr, want_bias_ ? Output(1) : nullptr, context_);

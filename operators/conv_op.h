@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "crossbow/core/operator.h"
+#include "operators/amx_conv_weight_gradient.h"
 #include "operators/pointwise_conv_gradient.h"
 #include "operators/reorder_cache.h"
 #include "operators/weight_gradient.h"
@@ -38,6 +39,13 @@ bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const 
 // its AMX matrix product does the same sums at 150-670: ResNet-50 at 128 px spent 242 ms a step
 // in them, 107 as matrix products (docs/results.md, issue 33).
 bool PrefersPointwiseGradient(const ConvParams& p, bool want_bias, Precision precision);
+
+// Whether ConvGradient computes dW on AMX tiles (AmxConvWeightGradient) rather than with
+// oneDNN's backward-weights convolution: 3x3, stride 1, padding 1, no dilation, groups or bias
+// gradient, channel counts multiples of 16, bf16, where this process may use AMX. The
+// backward-data pass stays oneDNN's.
+bool PrefersAmxWeightGradient(const ConvParams& p, const Shape& x, const Shape& w, bool want_bias,
+                              Precision precision);
 
 // Y = conv(X, W) + b on oneDNN. The primitive picks the activation and weight layouts (blocked);
 // X is reordered only when it arrives in another layout, the plain W every run (cached reorder).
@@ -88,7 +96,8 @@ class ConvGradientOp final : public Operator<CPUContext> {
   dnnl::convolution_backward_data data_primitive_;
   std::string weights_implementation_, data_implementation_;
   ReorderCache x_for_weights_, dy_for_weights_, w_for_data_, dy_for_data_;
-  std::optional<PointwiseConvGradient> pointwise_;  // where PrefersPointwiseGradient
+  std::optional<PointwiseConvGradient> pointwise_;    // where PrefersPointwiseGradient
+  std::optional<AmxConvWeightGradient> amx_weights_;  // where PrefersAmxWeightGradient
 };
 
 }  // namespace crossbow

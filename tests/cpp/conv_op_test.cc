@@ -324,6 +324,63 @@ TEST(Conv, PointwiseGradientEqualsTheConvolutions) {
   }
 }
 
+TEST(Conv, AmxWeightGradientOnlyWhereItApplies) {
+  const auto prefers = [](const ConvCase& c, bool bias, Precision precision) {
+    return PrefersAmxWeightGradient(ConvParams(ConvDef(c)), {c.n, c.c, c.h, c.w},
+                                    {c.m, c.c / c.group, c.kernel, c.kernel}, bias, precision);
+  };
+  const ConvCase three = {2, 32, 8, 8, 16, 3, 1, 1, 1, 1, false};
+  EXPECT_EQ(prefers(three, false, Precision::kBF16), AmxTilesGranted());
+  EXPECT_FALSE(prefers(three, true, Precision::kBF16));
+  EXPECT_FALSE(prefers(three, false, Precision::kFP32));
+  ConvCase strided = three, unpadded = three, dilated = three, grouped = three, odd_c = three,
+           odd_m = three, five = three;
+  strided.stride = 2;
+  unpadded.pad = 0;
+  dilated.dilation = 2;
+  dilated.pad = 2;
+  grouped.group = 2;
+  odd_c.c = 24;
+  odd_m.m = 8;
+  five.kernel = 5;
+  five.pad = 2;
+  for (const ConvCase& c : {strided, unpadded, dilated, grouped, odd_c, odd_m, five})
+    EXPECT_FALSE(prefers(c, false, Precision::kBF16));
+}
+
+// ConvGradient in bf16 on AMX gives the convolution's weight gradient: against the fp32
+// convolution path on the same bfloat16 values (products exact in fp32, so they differ in
+// summation order only), with dY plain and blocked, rows narrower and wider than the 32
+// positions packed at a time, odd sizes and more than one block of channels each side.
+TEST(Conv, AmxWeightGradientEqualsTheConvolution) {
+  if (!AmxTilesGranted()) GTEST_SKIP() << "needs AMX tiles; this CPU is " << CpuIsaName();
+  const ConvCase cases[] = {{3, 16, 5, 7, 32, 3, 1, 1, 1, 1, false},
+                            {2, 32, 8, 8, 16, 3, 1, 1, 1, 1, false},
+                            {1, 16, 3, 40, 48, 3, 1, 1, 1, 1, false}};
+  for (const ConvCase& c : cases) {
+    SCOPED_TRACE(::testing::Message()
+                 << "N=" << c.n << " C=" << c.c << " " << c.h << "x" << c.w << " M=" << c.m);
+    OpHarness h;
+    h.context().set_precision(Precision::kBF16);
+    FeedConv(h, c);
+    h.Run(ConvDef(c));
+    h.Feed("dY", h.ShapeOf("Y"));
+    for (const char* name : {"X", "dY"}) RoundBlobToBf16(h, name);
+    CopyToBlocked(h, "dY", "dYb");
+    OpHarness reference;
+    for (const char* name : {"X", "W", "dY"}) reference.Feed(name, h.ShapeOf(name), h.Fetch(name));
+    reference.Run(MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "", ""}, ConvDef(c).args));
+    for (const char* dy : {"dY", "dYb"}) {
+      ConvGradientOp amx(
+          MakeOperator("ConvGradient", {"X", "W", dy}, {"dW", "", "dX"}, ConvDef(c).args), &h.ws(),
+          &h.context());
+      amx.Run();
+      EXPECT_EQ(amx.weights_implementation(), AmxConvWeightGradient::kImplementation);
+      EXPECT_LT(MaxAbsDiff(h.Fetch("dW"), reference.Fetch("dW")), 1e-4f) << dy;
+    }
+  }
+}
+
 TEST(Conv, BadShapesNameTheOperator) {
   ConvCase c = kCases[0];
   OpHarness h;
