@@ -48,7 +48,8 @@ class AmxConvWeightGradient {
   int64_t x_plane_ = 0;      // X's flat positions per image: lead, plane and the shift ahead
   Shape w_shape_;
   dnnl::memory::desc x_nhwc_, dy_nhwc_;
-  Tensor dy_t_, x_pairs_;  // bf16, 64-byte aligned
+  uint16_t* dy_t_ = nullptr;     // dY^T [M, N/2, plane, 2], bf16, 64-byte aligned
+  uint16_t* x_pairs_ = nullptr;  // X's pairs [N/2, x_plane, C, 2]
   ReorderCache x_to_nhwc_, dy_to_nhwc_;
   Tensor x_nhwc_scratch_, dy_nhwc_scratch_;
 };
