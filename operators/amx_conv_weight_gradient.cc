@@ -187,15 +187,14 @@ CROSSBOW_AVX512 void AmxConvWeightGradient::PackDyTChunk(const uint16_t* dy, int
                                    from + positions * m_ - kTile);
   }
   TransposeChunk(r);
-  uint16_t* rows = dy_t_ + (block * kTile * image_pairs_ + pair) * plane_ * 2;
-  const int64_t dy_t_row = image_pairs_ * plane_ * 2;
+  uint16_t* rows = dy_t_ + block * kTile * DyTRow() + pair * plane_ * 2;
   for (int64_t lane = 0; lane < count;) {
     const int64_t i = (first + lane) / w_, j = (first + lane) % w_;
     const int64_t piece = std::min(count - lane, w_ - j);
     const auto mask = static_cast<__mmask32>(
         (piece == kTile ? 0xffffffffull : (1ull << 2 * piece) - 1) << 2 * lane);
     uint16_t* to = rows + (i * row_ + j - lane) * 2;
-    for (int o = 0; o < kTile; ++o) _mm512_mask_storeu_epi16(to + o * dy_t_row, mask, r[o]);
+    for (int o = 0; o < kTile; ++o) _mm512_mask_storeu_epi16(to + o * DyTRow(), mask, r[o]);
     lane += piece;
   }
 }
@@ -208,11 +207,11 @@ void AmxConvWeightGradient::PackXPairs(const uint16_t* x) {
     for (int64_t i = 0; i < h_; ++i) PackXRow(x, pair, i);
   }
   // The padding before the first row and after the last.
-  const int64_t position_values = c_ * 2, after = lead_ + h_ * row_;
+  const int64_t after = lead_ + h_ * row_;
   for (int64_t pair = 0; pair < image_pairs_; ++pair) {
-    uint16_t* plane = x_pairs_ + pair * x_plane_ * position_values;
-    std::memset(plane, 0, lead_ * position_values * 2);
-    std::memset(plane + after * position_values, 0, (x_plane_ - after) * position_values * 2);
+    uint16_t* plane = x_pairs_ + pair * x_plane_ * XRow();
+    std::memset(plane, 0, lead_ * XRow() * 2);
+    std::memset(plane + after * XRow(), 0, (x_plane_ - after) * XRow() * 2);
   }
 }
 
@@ -221,20 +220,19 @@ CROSSBOW_AVX512 void AmxConvWeightGradient::PackXRow(const uint16_t* x, int64_t 
   const bool second = 2 * pair + 1 < n_;
   const uint16_t* first_row = x + ((2 * pair) * h_ + i) * w_ * c_;
   const uint16_t* second_row = first_row + h_ * w_ * c_;
-  uint16_t* to = x_pairs_ + (pair * x_plane_ + lead_ + i * row_) * c_ * 2;
+  uint16_t* to = x_pairs_ + (pair * x_plane_ + lead_ + i * row_) * XRow();
   for (int64_t at = 0; at < w_ * c_; at += kTile) {
     const __m512i a = _mm512_maskz_loadu_epi16(kLowHalf, first_row + at);
     const __m512i b =
         _mm512_maskz_loadu_epi16(second ? kLowHalf : 0, second ? second_row + at : first_row);
     _mm512_store_si512(to + at * 2, _mm512_permutex2var_epi16(a, interleave, b));
   }
-  std::memset(to + w_ * c_ * 2, 0, c_ * 4);  // the padding column
+  std::memset(to + w_ * XRow(), 0, XRow() * 2);  // the padding column
 }
 
 void AmxConvWeightGradient::Products(float* dw) const {
   const int64_t in_blocks = c_ / kTile, out_blocks = m_ / kTile, tasks = in_blocks * out_blocks * 3;
   const uint16_t *dy_t = dy_t_, *x_pairs = x_pairs_;
-  const int64_t dy_t_row = image_pairs_ * plane_ * 2, x_row = c_ * 2;
 #pragma omp parallel if (tasks > 1)
   {
     ConfigureTiles();
@@ -243,9 +241,9 @@ void AmxConvWeightGradient::Products(float* dw) const {
       const int64_t u = task % 3, in = task / 3 % in_blocks, out = task / 3 / in_blocks;
       const uint16_t* x[3];
       for (int v = 0; v < 3; ++v)
-        x[v] = x_pairs + (lead_ + (u - 1) * row_ + v - 1) * x_row + in * kTile * 2;
-      ProductTask(dy_t + out * kTile * dy_t_row, dy_t_row, image_pairs_, plane_, x, x_plane_, x_row,
-                  c_, u, dw + (out * kTile * c_ + in * kTile) * 9);
+        x[v] = x_pairs + (lead_ + (u - 1) * row_ + v - 1) * XRow() + in * kTile * 2;
+      ProductTask(dy_t + out * kTile * DyTRow(), DyTRow(), image_pairs_, plane_, x, x_plane_,
+                  XRow(), c_, u, dw + (out * kTile * c_ + in * kTile) * 9);
     }
     ReleaseTiles();
   }

@@ -39,6 +39,10 @@ class AmxConvWeightGradient {
   void PackXPairs(const uint16_t* x);
   void PackXRow(const uint16_t* x, int64_t pair, int64_t i);
   void Products(float* dw) const;
+  // Values between consecutive rows of dY^T (one output channel's), and of X's pairs (one
+  // flat position's).
+  int64_t DyTRow() const { return image_pairs_ * plane_ * 2; }
+  int64_t XRow() const { return c_ * 2; }
 
   int64_t n_ = 0, c_ = 0, h_ = 0, w_ = 0, m_ = 0;
   int64_t image_pairs_ = 0;  // N/2 rounded up: an odd N's last pair has a zero image
