@@ -23,6 +23,8 @@ Autotuner::Autotuner(AutotunerOptions options) : options_(options) {
   CROSSBOW_ENFORCE_VALUE(options_.window_iterations >= 1 && options_.warmup_iterations >= 0,
                          "autotuner needs window_iterations >= 1 and warmup_iterations >= 0, got ",
                          options_.window_iterations, " and ", options_.warmup_iterations);
+  CROSSBOW_ENFORCE_VALUE(options_.window_seconds >= 0,
+                         "autotuner window_seconds must be >= 0, got ", options_.window_seconds);
 }
 
 AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory) const {
@@ -130,11 +132,20 @@ AutotuneResult Autotuner::Run(Engine* engine) const {
     }
     int64_t images = 0;
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < options_.window_iterations; ++i) {
-      images += iterate(i + 1 < options_.window_iterations);
+    auto seconds = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    // The window's last iteration is the one that starts with both minimums met: it posts
+    // nothing ahead, so that the window ends with the engine idle. The ranks of an MPI job
+    // iterate together: the window ends once it has lasted that long on every rank.
+    for (int i = 0;; ++i) {
+      const bool last = i + 1 >= options_.window_iterations &&
+                        Agree(*engine, seconds(), true) >= options_.window_seconds;
+      images += iterate(!last);
+      if (last) break;
     }
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    return Agree(*engine, images / took.count(), false);
+    const double took = seconds();
+    return Agree(*engine, images / took, false);
   };
   const size_t per_learner = engine->LearnerMemoryBytes();
   const int devices = engine->num_learners() / engine->learners_per_device();

@@ -20,7 +20,11 @@ struct AutotunerOptions {
   // they have free), or in Run(measure, memory) the host's available memory.
   size_t memory_limit_bytes = 0;
   int warmup_iterations = 3;   // after each change, not measured (plans compile)
-  int window_iterations = 20;  // measured per setting
+  int window_iterations = 20;  // measured per setting, and for at least window_seconds:
+  // twenty iterations of small batches last a fraction of a second, in which a VM's pauses
+  // decide the figure (two learners of batch 16 measured at 1,159 images/s in 0.4 s, then
+  // trained at 1,687: docs/results.md, issue 37).
+  double window_seconds = 2;
   // Run(Engine*) calls it after each trial iteration with its result; true ends the search at
   // the choice so far (training's budget is spent, a stop signal came). Across the ranks of an
   // MPI job its answers must agree.

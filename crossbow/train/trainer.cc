@@ -229,6 +229,7 @@ void Trainer::Loop::Autotune() {
   }
   AutotunerOptions options;
   options.threshold = o_.autotune_threshold;
+  options.window_seconds = o_.autotune_seconds;
   // The trials train the model: they count, and they end with the run's budget or a signal.
   options.after_iteration = [this](IterationResult r) {
     watchdog_.Progress();

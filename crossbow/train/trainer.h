@@ -25,7 +25,8 @@ struct TrainerOptions {
   LrPolicyOptions lr;      // positions in epochs; poly's max defaults to the run's length
   int64_t eval_every = 0;  // iterations between evaluations of z; 0: after every epoch
   bool autotune = false;   // --learners auto: the autotuner picks the learners per device
-  double autotune_threshold = 0.1;
+  double autotune_threshold = AutotunerOptions{}.threshold;
+  double autotune_seconds = AutotunerOptions{}.window_seconds;
   bool autotune_only = false;  // stop once the learner count is chosen: the trials are the run
 
   std::string checkpoint_dir;  // empty: no checkpoints

@@ -186,6 +186,9 @@ const std::vector<Entry>& TableEntries() {
       CROSSBOW_TRAINER("autotune_threshold", autotune_threshold, "", AtLeast(0),
                        "the autotuner's choice is the learner count whose throughput last beat "
                        "the best by more than this fraction (it looks two counts past it)"),
+      CROSSBOW_TRAINER("autotune_seconds", autotune_seconds, "seconds", AtLeast(0),
+                       "the autotuner measures each learner count for at least this long "
+                       "(and 20 iterations)"),
       CROSSBOW_TRAINER("autotune_only", autotune_only, "", Any(),
                        "with learners auto: stop once the autotuner has chosen, its trials the "
                        "whole run (the count to fix with --learners N)"),

@@ -187,6 +187,9 @@ TEST(Autotuner, RejectsBadOptions) {
   o.window_iterations = 0;
   EXPECT_ERROR(Autotuner{o}, ValueError, "autotuner needs window_iterations >= 1");
   o = {};
+  o.window_seconds = -0.5;
+  EXPECT_ERROR(Autotuner{o}, ValueError, "autotuner window_seconds must be >= 0, got -0.5");
+  o = {};
   o.look_ahead = -1;
   EXPECT_ERROR(Autotuner{o}, ValueError, "autotuner look_ahead must be >= 0, got -1");
 }

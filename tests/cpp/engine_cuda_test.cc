@@ -176,6 +176,7 @@ TEST(EngineCuda, LearnersThatDoNotFitLeaveTheEngineAsItWas) {
     AutotunerOptions o;
     o.warmup_iterations = 0;
     o.window_iterations = 1;
+    o.window_seconds = 0;
     o.max_learners = 4;
     // The budget (cudaMemGetInfo) says no before anything is tried ...
     AutotuneResult r = Autotuner(o).Run(&engine);

@@ -128,6 +128,7 @@ TEST(EngineRunAhead, TheAutotunersTrialsPostAheadAsTrainingDoesAndStopIdle) {
   o.max_learners = 2;
   o.warmup_iterations = 2;
   o.window_iterations = 4;
+  o.window_seconds = 0;  // the iterations counted below
   int64_t seen = 0;
   o.after_iteration = [&](const IterationResult&) { return ++seen == 9; };  // in 2's window
   const AutotuneResult r = Autotuner(o).Run(&tuned);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <numeric>
 
@@ -325,12 +326,31 @@ TEST(Engine, AutotunerLeavesTheEngineAtItsChoice) {
   AutotunerOptions o;
   o.warmup_iterations = 1;
   o.window_iterations = 2;
+  o.window_seconds = 0;
   o.max_learners = 3;
   AutotuneResult r = Autotuner(o).Run(&engine);
   EXPECT_EQ(engine.learners_per_device(), r.learners_per_device);
   EXPECT_GE(r.decisions.size(), 2u);
   EXPECT_GT(r.decisions[0].images_per_second, 0);
   EXPECT_GT(engine.LearnerMemoryBytes(), 0u);
+}
+
+// Two iterations of this net take milliseconds: each setting's window is its minimum time.
+TEST(Engine, AutotunerMeasuresEachSettingForItsWindowSeconds) {
+  auto source = Source(64, 4);
+  Engine engine(Spec(false), Options("cpu:0-1", 1), source.get());
+  AutotunerOptions o;
+  o.warmup_iterations = 1;
+  o.window_iterations = 2;
+  o.window_seconds = 0.25;
+  o.max_learners = 2;
+  const auto start = std::chrono::steady_clock::now();
+  AutotuneResult r = Autotuner(o).Run(&engine);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  ASSERT_EQ(r.decisions.back().action, "stop: max learners");
+  EXPECT_GE(took.count(), 2 * o.window_seconds);
+  // Many more than the 2 + 1 iterations a setting at batch 4 would otherwise train.
+  EXPECT_GT(r.images_trained, 2 * 3 * 4 * 2);
 }
 
 TEST(Engine, RejectsBadOptions) {

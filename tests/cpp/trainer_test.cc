@@ -198,6 +198,7 @@ TEST(Trainer, AutotunerPicksLearnersAndItsIterationsCount) {
   TrainerOptions o;
   o.epochs = 20;  // the trials (23 iterations per setting) take about 8 epochs here
   o.autotune = true;
+  o.autotune_seconds = 0;  // windows of 20 iterations, not of a time
   o.progress = false;
   TrainResult r = Trainer(LinearSpec(), Learners(1), &train, nullptr, o).Fit();
   ASSERT_FALSE(r.autotune.empty());

@@ -176,9 +176,10 @@ def test_the_autotuners_trials_end_with_the_runs_budget():
 @needs_native
 def test_autotune_only_stops_when_the_autotuner_has_chosen():
     """With no other budget: the trials are the whole run (23 iterations a setting measured:
-    3 of warm-up and 20 timed), and it stops at the choice."""
+    3 of warm-up and 20 timed, with no minimum time), and it stops at the choice."""
     result = crossbow.Trainer(net="lenet", train_db=_blobs(), batch_size=16, learners="auto",
-                              autotune_only=True, lr=0.02, progress=False).fit()
+                              autotune_only=True, autotune_seconds=0, lr=0.02,
+                              progress=False).fit()
     assert result["stop_reason"] == "autotuned"
     decisions = result["autotune"]
     assert decisions[-1]["action"].startswith(("stop", "step back"))

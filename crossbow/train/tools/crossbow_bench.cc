@@ -106,9 +106,11 @@ json GpuMemory(const std::vector<DeviceLayout>& devices) {
   return out;
 }
 
-json Autotune(Engine& engine, const std::vector<DeviceLayout>& devices, double threshold) {
+json Autotune(Engine& engine, const std::vector<DeviceLayout>& devices,
+              const TrainerOptions& trainer) {
   AutotunerOptions options;
-  options.threshold = threshold;
+  options.threshold = trainer.autotune_threshold;
+  options.window_seconds = trainer.autotune_seconds;
   options.max_learners = FLAGS_max_learners;
   options.memory_limit_bytes = MemoryLimit(devices);
   options.warmup_iterations = FLAGS_autotune_warmup;
@@ -146,7 +148,7 @@ json Run(const json& flags) {
   };
   warm_up();
   if (autotune) {
-    out["autotune"] = Autotune(engine, options.devices, config.trainer.autotune_threshold);
+    out["autotune"] = Autotune(engine, options.devices, config.trainer);
     warm_up();  // the chosen count may have just lost learners
   }
   int64_t iterations = 0, images = 0, skipped = 0;
@@ -187,7 +189,8 @@ namespace {
 
 // The engine's options, and of the others what a benchmark without a trainer reads.
 bool BenchReads(const TrainerOption& o) {
-  return o.reader == "engine" || o.name == "batch_size" || o.name == "autotune_threshold";
+  return o.reader == "engine" || o.name == "batch_size" || o.name == "autotune_threshold" ||
+         o.name == "autotune_seconds";
 }
 
 }  // namespace
