@@ -12,6 +12,13 @@ per run against the same seed:
   ssgd-k2-lr-k    S-SGD with the rate x 2 (the linear-scaling rule for batch 32)
   sma-k2-cm0      SMA without central momentum
   sma-k2-alpha05  SMA with alpha 0.5 (a stronger pull)
+  sma-k4-lr-sqrtk SMA, 4 learners x 16, the rate x sqrt(4) (the small-batch rule at 4 learners,
+                  which the autotuner chose on the AMX machine)
+  sma-k4          SMA, 4 learners, the one-learner rate
+  sma-k4-lr-sqrtk-alpha-1n  the rule's rate with alpha 1/4 (N alpha = 1: z follows the
+                  learners' mean at once)
+  sma-k2-lr-sqrtk-alpha-1n  the rule's rate at 2 learners with alpha 1/2
+  ssgd-k4-lr-sqrtk  S-SGD, 4 learners x 16 (the gradient of 64 images), the rate x 2
 
 Each run writes $WORK/avg_NAME.jsonl (the trainer's metrics, an evaluation of the whole test
 set every epoch) and checkpoints to $WORK/avg_NAME_ckpt (--resume goes on from them); the
@@ -44,6 +51,12 @@ STUDY = {
     "ssgd-k2-lr-k": dict(sync="ssgd", learners="2", lr=2 * LR),
     "sma-k2-cm0": dict(sync="sma", learners="2", central_momentum=0.0),
     "sma-k2-alpha05": dict(sync="sma", learners="2", alpha=0.5),
+    "sma-k4-lr-sqrtk": dict(sync="sma", learners="4", lr=2 * LR),
+    "sma-k4": dict(sync="sma", learners="4"),
+    "sma-k4-lr-sqrtk-alpha-1n": dict(sync="sma", learners="4", lr=2 * LR, alpha=0.25),
+    "sma-k2-lr-sqrtk-alpha-1n": dict(sync="sma", learners="2", lr=round(LR * 2 ** 0.5, 4),
+                                     alpha=0.5),
+    "ssgd-k4-lr-sqrtk": dict(sync="ssgd", learners="4", lr=2 * LR),
 }
 
 
@@ -57,11 +70,14 @@ def options(name, epochs):
 def run(args, name, dbs):
     import crossbow
     metrics = os.path.join(args.work, f"avg_{name}.jsonl")
-    crossbow.Trainer(net="resnet20", train_db=dbs["train"], test_db=dbs["test"],
-                     metrics=metrics, workers=args.workers, seed=args.seed,
-                     checkpoint_dir=os.path.join(args.work, f"avg_{name}_ckpt"),
-                     resume=args.resume, precision=args.precision, progress=False,
-                     **options(name, args.epochs)).fit()
+    result = crossbow.Trainer(net="resnet20", train_db=dbs["train"], test_db=dbs["test"],
+                              metrics=metrics, workers=args.workers, seed=args.seed,
+                              checkpoint_dir=os.path.join(args.work, f"avg_{name}_ckpt"),
+                              resume=args.resume, precision=args.precision, progress=False,
+                              **options(name, args.epochs)).fit()
+    # A signal checkpointed the run: the study stops with it (--resume goes on from there).
+    if result["stop_reason"].startswith("signal"):
+        raise SystemExit(f"bench_averaging: {name} stopped by a {result['stop_reason']}")
 
 
 def runs_found(args, folder):

@@ -13,8 +13,9 @@ TEST(SyncDefaults, PeriodsArePerSynchroniserAndAlphaFollowsTheLearners) {
     o.sync = sync;
     EXPECT_EQ(WithSyncDefaults(o, 2).sync_period, period) << sync;
   }
-  EXPECT_EQ(WithSyncDefaults(o, 1).alpha, 0.1);
-  EXPECT_EQ(WithSyncDefaults(o, 10).alpha, 0.1);
+  EXPECT_EQ(WithSyncDefaults(o, 1).alpha, 0.5);
+  EXPECT_EQ(WithSyncDefaults(o, 2).alpha, 0.5);
+  EXPECT_DOUBLE_EQ(WithSyncDefaults(o, 4).alpha, 0.25);
   EXPECT_DOUBLE_EQ(WithSyncDefaults(o, 64).alpha, 1.0 / 64);
   o.alpha = 0.3;
   o.sync_period = 5;

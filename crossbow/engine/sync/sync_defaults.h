@@ -15,7 +15,7 @@ namespace crossbow {
 const std::map<std::string, int>& SyncPeriodDefaults();
 
 // alpha auto: kAlphaCap up to 1/kAlphaCap learners, 1/N for N learners beyond.
-constexpr double kAlphaCap = 0.1;
+constexpr double kAlphaCap = 0.5;
 double AutoAlpha(int learners);
 
 // `options` with sync_period auto as its synchroniser's own and alpha auto from `learners`, the
