@@ -320,15 +320,20 @@ TEST(Engine, LiftingIntegerPixelsOffTheHalfGridMovesTheFirstLosses) {
   }
 }
 
-TEST(Engine, AutotunerLeavesTheEngineAtItsChoice) {
-  auto source = Source(64, 4);
-  Engine engine(Spec(false), Options("cpu:0-1", 1), source.get());
+// Trials of one warm-up and two measured iterations, and at least `window_seconds`.
+AutotunerOptions ShortTrials(double window_seconds, int max_learners) {
   AutotunerOptions o;
   o.warmup_iterations = 1;
   o.window_iterations = 2;
-  o.window_seconds = 0;
-  o.max_learners = 3;
-  AutotuneResult r = Autotuner(o).Run(&engine);
+  o.window_seconds = window_seconds;
+  o.max_learners = max_learners;
+  return o;
+}
+
+TEST(Engine, AutotunerLeavesTheEngineAtItsChoice) {
+  auto source = Source(64, 4);
+  Engine engine(Spec(false), Options("cpu:0-1", 1), source.get());
+  AutotuneResult r = Autotuner(ShortTrials(0, 3)).Run(&engine);
   EXPECT_EQ(engine.learners_per_device(), r.learners_per_device);
   EXPECT_GE(r.decisions.size(), 2u);
   EXPECT_GT(r.decisions[0].images_per_second, 0);
@@ -339,11 +344,7 @@ TEST(Engine, AutotunerLeavesTheEngineAtItsChoice) {
 TEST(Engine, AutotunerMeasuresEachSettingForItsWindowSeconds) {
   auto source = Source(64, 4);
   Engine engine(Spec(false), Options("cpu:0-1", 1), source.get());
-  AutotunerOptions o;
-  o.warmup_iterations = 1;
-  o.window_iterations = 2;
-  o.window_seconds = 0.25;
-  o.max_learners = 2;
+  const AutotunerOptions o = ShortTrials(0.25, 2);
   const auto start = std::chrono::steady_clock::now();
   AutotuneResult r = Autotuner(o).Run(&engine);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
