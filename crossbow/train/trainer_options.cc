@@ -26,11 +26,9 @@ namespace {
 using namespace option_table;
 
 std::string AlphaDoc() {
-  const std::string cap = json(kAlphaCap).dump();
-  return "sma, easgd: pull of the learners towards the average model, in (0, 1]; auto: " + cap +
-         " up to " + std::to_string(static_cast<int>(1 / kAlphaCap + 0.5)) +
-         " learners, 1/N for N learners beyond (N of the whole job, again whenever the "
-         "autotuner changes it)";
+  return "sma, easgd: pull of the learners towards the average model, in (0, 1]; auto: 1/N "
+         "for N >= 2 learners (N of the whole job, again whenever the autotuner changes it), " +
+         json(kOneLearnerAlpha).dump() + " for one";
 }
 
 std::string SyncPeriodDoc() {

@@ -13,7 +13,7 @@ TEST(SyncDefaults, PeriodsArePerSynchroniserAndAlphaFollowsTheLearners) {
     o.sync = sync;
     EXPECT_EQ(WithSyncDefaults(o, 2).sync_period, period) << sync;
   }
-  EXPECT_EQ(WithSyncDefaults(o, 1).alpha, 0.5);
+  EXPECT_EQ(WithSyncDefaults(o, 1).alpha, 0.1);
   EXPECT_EQ(WithSyncDefaults(o, 2).alpha, 0.5);
   EXPECT_DOUBLE_EQ(WithSyncDefaults(o, 4).alpha, 0.25);
   EXPECT_DOUBLE_EQ(WithSyncDefaults(o, 64).alpha, 1.0 / 64);

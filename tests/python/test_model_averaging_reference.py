@@ -102,7 +102,7 @@ def test_running_ahead_matches_the_numpy_reference(mode):
 @pytest.mark.parametrize("sync", ["sma", "easgd"])
 @pytest.mark.parametrize("k, alpha", [(2, 1 / 4), (6, 1 / 12)])
 def test_alpha_auto_follows_the_learner_count_as_the_autotuner_changes_it(sync, k, alpha):
-    # alpha auto: 0.5 up to 2 learners, 1/N beyond; here N = 2 devices x k, set after the
+    # alpha auto: 1/N from 2 learners on; here N = 2 devices x k, set after the
     # engine started with 1 learner per device, as the autotuner sets it.
     images, labels = data()
     e = engine(images, labels, k=1, sync=sync, alpha="auto")

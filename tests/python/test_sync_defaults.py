@@ -58,4 +58,4 @@ def test_help_shows_each_synchronisers_defaults(capsys):
         cli.main(["train", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "auto: the synchroniser's own (diloco 64, easgd 1, localsgd 4, sma 1)" in text
-    assert "auto: 0.5 up to 2 learners, 1/N for N learners beyond" in text
+    assert "auto: 1/N for N >= 2 learners (N of the whole job, again whenever the autotuner changes it), 0.1 for one" in text

@@ -14,8 +14,8 @@ namespace crossbow {
 // Each periodic synchroniser's own sync_period; the others synchronise every iteration.
 const std::map<std::string, int>& SyncPeriodDefaults();
 
-// alpha auto: kAlphaCap up to 1/kAlphaCap learners, 1/N for N learners beyond.
-constexpr double kAlphaCap = 0.5;
+// alpha auto: 1/N for N >= 2 learners, kOneLearnerAlpha for one.
+constexpr double kOneLearnerAlpha = 0.1;
 double AutoAlpha(int learners);
 
 // `options` with sync_period auto as its synchroniser's own and alpha auto from `learners`, the
