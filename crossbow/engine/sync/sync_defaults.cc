@@ -1,7 +1,5 @@
 #include "crossbow/engine/sync/sync_defaults.h"
 
-#include <algorithm>
-
 namespace crossbow {
 
 // The best H of each in docs/results.md's comparison ("The six synchronisers side by side").
