@@ -60,11 +60,18 @@ STUDY = {
 }
 
 
+# SMA's alpha when the study began (the default up to 10 learners then); the runs whose lever
+# is alpha set their own, so every run keeps the options it was measured with.
+STUDY_ALPHA = 0.1
+
+
 def options(name, epochs):
     from crossbow import recipes
     # The rate is each run's own lever: the trainer's learner scaling stays off.
+    alpha = {"alpha": STUDY_ALPHA} if STUDY[name]["sync"] == "sma" else {}
     return {**COMMON, **recipes.multistep(epochs, HE_DROPS), "batch_size": BATCH, "lr": LR,
-            "warmup": 1.0, "warmup_start": 0.1, "lr_learner_scaling": "none", **STUDY[name]}
+            "warmup": 1.0, "warmup_start": 0.1, "lr_learner_scaling": "none", **alpha,
+            **STUDY[name]}
 
 
 def run(args, name, dbs):
