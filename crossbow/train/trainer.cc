@@ -90,6 +90,13 @@ void Trainer::Start(const LearnerSpec& spec, EngineOptions engine_options) {
 
 Trainer::~Trainer() = default;
 
+AutotunerOptions AutotunerOptionsOf(const TrainerOptions& options) {
+  AutotunerOptions out;
+  out.threshold = options.autotune_threshold;
+  out.window_seconds = options.autotune_seconds;
+  return out;
+}
+
 TrainResult Trainer::Fit() { return Loop(this).Run(); }
 
 std::string TrainResultJson(const TrainResult& r) {
@@ -227,9 +234,7 @@ void Trainer::Loop::Autotune() {
     LOG(INFO) << "autotuner: sgd trains exactly one learner, nothing to tune";
     return;
   }
-  AutotunerOptions options;
-  options.threshold = o_.autotune_threshold;
-  options.window_seconds = o_.autotune_seconds;
+  AutotunerOptions options = AutotunerOptionsOf(o_);
   // The trials train the model: they count, and they end with the run's budget or a signal.
   options.after_iteration = [this](IterationResult r) {
     watchdog_.Progress();

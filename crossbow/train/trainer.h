@@ -44,6 +44,10 @@ struct TrainerOptions {
   MixOptions mix;
 };
 
+// The autotuner's options that TrainerOptions sets (its threshold and window), for the trainer
+// and crossbow_bench alike.
+AutotunerOptions AutotunerOptionsOf(const TrainerOptions& options);
+
 struct TrainResult {
   // "epochs", "iterations", "time_limit", "target_accuracy", "autotuned", "signal (SIGINT)",
   // "signal (SIGTERM)"

@@ -185,8 +185,8 @@ const std::vector<Entry>& TableEntries() {
                        "the autotuner's choice is the learner count whose throughput last beat "
                        "the best by more than this fraction (it looks two counts past it)"),
       CROSSBOW_TRAINER("autotune_seconds", autotune_seconds, "seconds", AtLeast(0),
-                       "the autotuner measures each learner count for at least this long "
-                       "(and 20 iterations)"),
+                       "the autotuner measures each learner count for at least this long (and " +
+                           std::to_string(AutotunerOptions{}.window_iterations) + " iterations)"),
       CROSSBOW_TRAINER("autotune_only", autotune_only, "", Any(),
                        "with learners auto: stop once the autotuner has chosen, its trials the "
                        "whole run (the count to fix with --learners N)"),

@@ -108,9 +108,7 @@ json GpuMemory(const std::vector<DeviceLayout>& devices) {
 
 json Autotune(Engine& engine, const std::vector<DeviceLayout>& devices,
               const TrainerOptions& trainer) {
-  AutotunerOptions options;
-  options.threshold = trainer.autotune_threshold;
-  options.window_seconds = trainer.autotune_seconds;
+  AutotunerOptions options = AutotunerOptionsOf(trainer);
   options.max_learners = FLAGS_max_learners;
   options.memory_limit_bytes = MemoryLimit(devices);
   options.warmup_iterations = FLAGS_autotune_warmup;
