@@ -12,7 +12,7 @@
               sub-folder) in place of either data set; --learners N in place of the
               autotuner's choice.
   statistical time to accuracy on the full CIFAR-10 (scripts/tta.py): ResNet-20, each side's
-              recipes of a stated sweep (scripts/tta_recipes.py: four a side, PyTorch's in
+              recipes of a stated sweep (scripts/tta_recipes.py: six a side, PyTorch's in
               every --modes configuration) up to --targets (default 80% and 85%) within
               each budget of --epochs; per run epochs, images/s and training time to each
               target, a JSONL of every run's curve, a markdown table and one plot; auto-tuned

@@ -6,8 +6,9 @@ PyTorch (each in every --modes configuration: eager, channels_last, torch.compil
   he-b128        He et al. 2016: batch 128, lr 0.1, /10 at 1/2 and 3/4 of the run.
   cos-b128       He's batch and rate, a cosine from lr 0.1 to 0 at the end of the run (the
                  schedule of Loshchilov & Hutter 2017 without restarts, as Bag of Tricks uses).
-  goyal-b256     Goyal et al. 2017: lr 0.1 x batch / 128 (the linear-scaling rule from He's
-  goyal-b512     0.1 at 128), warm-up from 0.1 over 5/90 of the run, /10 at 30, 60 and 80 of 90.
+  goyal-b128     Goyal et al. 2017: lr 0.1 x batch / 128 (the linear-scaling rule from He's
+  goyal-b256     0.1 at 128), warm-up from 0.1 over 5/90 of the run, /10 at 30, 60 and 80 of 90
+  goyal-b512     (at batch 128 He's rate with Goyal's drops: Crossbow's sma-b16 drops, no warm-up).
   onecycle-b512  One cycle as fast CIFAR recipes run it (Smith 2018; Page's DAWNBench ResNet):
                  batch 512, lr linearly from 0 to 0.4 over the first 1/5 of the run and back to
                  0 at its end, Nesterov momentum.
@@ -18,6 +19,8 @@ docs/design/engine.md):
   sma-b16        SMA, batch 16 per learner, auto-tuned learners.
   sma-b16-cos    the same with cos-b128's schedule: a cosine to 0 at the end of the run from
                  the end of the warm-up, instead of the drops.
+  sma-b16-he     the same with he-b128's drops, at 1/2 and 3/4 of the run: a longer first phase,
+                 whose higher plateau after the drop reached 85% sooner (docs/results.md).
   sma-b32        SMA, batch 32 per learner, auto-tuned learners.
   sgd-b16        one learner, batch 16.
   localsgd-b16   local SGD, averaging every 4 iterations (the best H of docs/results.md's
@@ -65,12 +68,14 @@ def torch_recipes(epochs):
                              dict(decay="step", drops=steps(HE_DROPS))),
            "cos-b128": _torch(128, HE_LR, "lr 0.1, cosine to 0",
                               dict(decay="cosine", end=epochs))}
-    for batch in (256, 512):
+    for batch in (128, 256, 512):
+        warmup = ", warm-up 5/90" if batch > HE_BATCH else ""
         out[f"goyal-b{batch}"] = _torch(
             batch, HE_LR * batch / HE_BATCH,
-            f"lr {HE_LR * batch / HE_BATCH:g} (linear scaling), warm-up 5/90, /10 at 30, 60, 80 "
-            "of 90", dict(decay="step", drops=steps(GOYAL_DROPS),
-                          warmup=round(5 / 90 * epochs, 3), warmup_start=HE_BATCH / batch))
+            f"lr {HE_LR * batch / HE_BATCH:g} (linear scaling){warmup}, /10 at 30, 60, 80 of 90",
+            dict(decay="step", drops=steps(GOYAL_DROPS),
+                 **(dict(warmup=round(5 / 90 * epochs, 3), warmup_start=HE_BATCH / batch)
+                    if warmup else {})))
     out["onecycle-b512"] = _torch(
         512, 0.4, "one cycle: 0 to lr 0.4 over 1/5, linear to 0, Nesterov",
         dict(decay="linear", end=epochs, warmup=round(epochs / 5, 3), warmup_start=0.0),
@@ -85,6 +90,7 @@ def crossbow_recipes(epochs):
 
     drops = (recipes.multistep(epochs, GOYAL_DROPS), "/10 at 1/3, 2/3, 8/9")
     cosine = (recipes.flat_cosine(epochs, 0.0), "cosine to 0")
+    he_drops = (recipes.multistep(epochs, HE_DROPS), "/10 at 1/2 and 3/4")
 
     def rule(batch, sync, learners, about, schedule=drops, **extra):
         options = {**COMMON, **schedule[0],
@@ -94,6 +100,7 @@ def crossbow_recipes(epochs):
 
     return {"sma-b16": rule(16, "sma", "auto", "SMA, auto-tuned learners"),
             "sma-b16-cos": rule(16, "sma", "auto", "SMA, auto-tuned learners", cosine),
+            "sma-b16-he": rule(16, "sma", "auto", "SMA, auto-tuned learners", he_drops),
             "sma-b32": rule(32, "sma", "auto", "SMA, auto-tuned learners"),
             "sgd-b16": rule(16, "sgd", 1, "one learner"),
             "localsgd-b16": rule(16, "localsgd", "auto", "local SGD H=4, auto-tuned learners",

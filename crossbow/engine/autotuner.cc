@@ -49,6 +49,19 @@ AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory, size
     return result;
   }
   decide(1, best, "start");
+  // Measures k learners into *rate, or says why the search stops instead.
+  auto attempt = [&](int k, double* rate) -> const char* {
+    try {
+      *rate = measure(k);
+      return nullptr;
+    } catch (const OutOfMemoryError& e) {
+      LOG(WARNING) << "autotuner: " << k << " learner(s) per device do not fit: " << e.what();
+      return "stop: out of memory";
+    } catch (const AutotuneStopped&) {
+      return "stop: training stops";
+    }
+  };
+  const auto pays = [&](double rate) { return rate > best * (1 + options_.threshold); };
   int misses = 0;  // settings in a row since the choice that did not pay
   for (int k = 2;; ++k) {
     if (k > options_.max_learners) {
@@ -60,25 +73,36 @@ AutotuneResult Autotuner::Run(const Measure& measure, const Memory& memory, size
       break;
     }
     double rate = 0;
-    try {
-      rate = measure(k);
-    } catch (const OutOfMemoryError& e) {
-      LOG(WARNING) << "autotuner: " << k << " learner(s) per device do not fit: " << e.what();
-      stop("stop: out of memory");
-      break;
-    } catch (const AutotuneStopped&) {
-      stop("stop: training stops");
+    if (const char* why = attempt(k, &rate)) {
+      stop(why);
       break;
     }
-    if (rate > best * (1 + options_.threshold)) {
+    const bool confirmed = options_.confirm_adds && pays(rate);
+    if (confirmed) {
+      decide(k, rate, "confirm");
+      double again = 0, best_again = 0;
+      const char* why = attempt(k, &again);
+      if (why == nullptr) {
+        decide(k, again, "confirm");
+        why = attempt(result.learners_per_device, &best_again);
+      }
+      if (why != nullptr) {
+        stop(why);
+        break;
+      }
+      decide(result.learners_per_device, best_again, "confirm");
+      rate = (rate + again) / 2;
+      best = (best + best_again) / 2;
+    }
+    if (pays(rate)) {
       best = rate;
       result.learners_per_device = k;
       misses = 0;
-      decide(k, rate, "add");
+      decide(k, rate, confirmed ? "add: confirmed" : "add");
     } else if (++misses <= options_.look_ahead) {
-      decide(k, rate, "look ahead");
+      decide(k, rate, confirmed ? "look ahead: not confirmed" : "look ahead");
     } else {
-      decide(k, rate, "step back");
+      decide(k, rate, confirmed ? "step back: not confirmed" : "step back");
       break;
     }
   }

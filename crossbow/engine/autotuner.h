@@ -25,6 +25,12 @@ struct AutotunerOptions {
   // decide the figure (two learners of batch 16 measured at 1,159 images/s in 0.4 s, then
   // trained at 1,687: docs/results.md, issue 37).
   double window_seconds = 2;
+  // A setting that beats the best is measured again, and the best after it, before it is
+  // added; it is added when the mean of its two windows still beats the mean of the best's by
+  // more than the threshold. Measured in that order (best, setting, setting, best) a steady
+  // drift of the machine's speed cancels: on two cores 2, 4 and 6 learners run at one rate, and
+  // single windows added learners on a VM's +-20% (docs/results.md, issue 37).
+  bool confirm_adds = true;
   // Run(Engine*) calls it after each trial iteration with its result; true ends the search at
   // the choice so far (training's budget is spent, a stop signal came). Across the ranks of an
   // MPI job its answers must agree.
@@ -40,8 +46,11 @@ struct AutotuneStopped {};
 struct AutotuneDecision {
   int learners_per_device = 0;  // the setting measured
   double images_per_second = 0;
-  // "start", "add", "look ahead" (did not pay; the next one is measured), "step back",
-  // "stop: memory", "stop: out of memory", "stop: max learners", "stop: training stops"
+  // A measurement: "start", "add", "look ahead" (did not pay; the next one is measured),
+  // "step back", or "confirm" (one of the windows of a confirmation). After a confirmation, its
+  // verdict on the setting, at the mean of its two windows: "add: confirmed", "look ahead: not
+  // confirmed" or "step back: not confirmed". Where the search stopped, at the choice: "stop:
+  // memory", "stop: out of memory", "stop: max learners", "stop: training stops".
   std::string action;
 };
 
@@ -52,11 +61,11 @@ struct AutotuneResult {
 };
 
 // Picks the number of learners per device: starts with one and adds one at a time while memory
-// allows; a setting whose throughput beats the best so far by more than the threshold becomes
-// the choice, and after `look_ahead` settings in a row that do not, it steps back to the choice
-// and stops. A setting whose measurement throws OutOfMemoryError (a learner that did not fit)
-// stops the search at the choice, as does one that throws AutotuneStopped. Each decision is
-// logged with the throughput it saw.
+// allows; a setting whose throughput beats the best so far by more than the threshold (in its
+// confirmation too, with confirm_adds) becomes the choice, and after `look_ahead` settings in a
+// row that do not, it steps back to the choice and stops. A setting whose measurement throws
+// OutOfMemoryError (a learner that did not fit) stops the search at the choice, as does one
+// that throws AutotuneStopped. Each decision is logged with the throughput it saw.
 class Autotuner {
  public:
   // Images/s measured with k learners per device.

@@ -132,7 +132,8 @@ void BindEngine(py::module_& m) {
       .def_readwrite("memory_limit_bytes", &AutotunerOptions::memory_limit_bytes)
       .def_readwrite("warmup_iterations", &AutotunerOptions::warmup_iterations)
       .def_readwrite("window_iterations", &AutotunerOptions::window_iterations)
-      .def_readwrite("look_ahead", &AutotunerOptions::look_ahead);
+      .def_readwrite("look_ahead", &AutotunerOptions::look_ahead)
+      .def_readwrite("confirm_adds", &AutotunerOptions::confirm_adds);
   py::class_<AutotuneDecision>(m, "AutotuneDecision")
       .def_readonly("learners_per_device", &AutotuneDecision::learners_per_device)
       .def_readonly("images_per_second", &AutotuneDecision::images_per_second)

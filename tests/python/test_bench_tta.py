@@ -118,14 +118,20 @@ def test_he_drops_cosine_goyal_warm_up_and_one_cycle_schedules():
     assert cycle["nesterov"] and cycle["lr"] == 0.4
     assert [f(cycle["schedule"], t) for t in (0, 3, 6, 18, 30, 31)] == pytest.approx(
         [0, 0.5, 1, 0.5, 0, 0])
+    # At He's batch Goyal's recipe is He's rate with Goyal's drops, and no warm-up.
+    at_128 = rs["goyal-b128"]["options"]
+    assert at_128["lr"] == pytest.approx(0.1) and "warmup" not in at_128["schedule"]
+    assert [f(at_128["schedule"], t) for t in (0, 9.9, 10, 20, 26.7)] == pytest.approx(
+        [1, 1, 0.1, 0.01, 0.001])
+    assert "warm-up" not in rs["goyal-b128"]["about"]
 
 
 def test_the_sweep_has_as_many_recipes_a_side_and_crossbows_follow_the_one_rule():
     sweep = tta_recipes.sweep(20)
     sides = [r["side"] for r in sweep.values()]
-    assert sides.count("crossbow") == sides.count("pytorch") == 5
-    sma16, sma32, sgd, cosine = (sweep[n]["options"] for n in (
-        "sma-b16", "sma-b32", "sgd-b16", "sma-b16-cos"))
+    assert sides.count("crossbow") == sides.count("pytorch") == 6
+    sma16, sma32, sgd, cosine, he = (sweep[n]["options"] for n in (
+        "sma-b16", "sma-b32", "sgd-b16", "sma-b16-cos", "sma-b16-he"))
     assert sma16["lr"] == pytest.approx(0.1 * (16 / 128) ** 0.5, abs=1e-4)
     assert sma32["lr"] == pytest.approx(0.05) and sgd["lr"] == sma16["lr"]
     assert (sma16["learners"], sgd["learners"], sgd["sync"]) == ("auto", 1, "sgd")
@@ -136,6 +142,9 @@ def test_the_sweep_has_as_many_recipes_a_side_and_crossbows_follow_the_one_rule(
     assert {k: v for k, v in cosine.items() if k not in ("lr_policy", "steps", "gamma")} == {
         k: v for k, v in sma16.items() if k not in ("lr_policy", "steps", "gamma")}
     assert cosine["lr_policy"] == "cosine" and "steps" not in cosine
+    assert {k: v for k, v in he.items() if k != "steps"} == {
+        k: v for k, v in sma16.items() if k != "steps"}
+    assert he["steps"] == [10.0, 15.0]
     with pytest.raises(ValueError, match="unknown recipe 'sma-b61' .*sma-b16, sma-b16-cos"):
         tta_recipes.sweep(20, ["sma-b61"])
 

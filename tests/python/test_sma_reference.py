@@ -92,9 +92,16 @@ def test_autotuner_decisions_on_a_trace():
     r = _C.Autotuner(options).run_trace({1: 100.0, 2: 130.0, 3: 135.0, 4: 140.0, 5: 142.0},
                                         1 << 20)
     assert r.learners_per_device == 2
+    assert [d.action for d in r.decisions] == ["start", "confirm", "confirm", "confirm",
+                                               "add: confirmed", "look ahead", "look ahead",
+                                               "step back"]
+    assert [d.learners_per_device for d in r.decisions[1:4]] == [2, 2, 1]
+    assert r.decisions[-1].images_per_second == 142.0
+    options.confirm_adds = False
+    r = _C.Autotuner(options).run_trace({1: 100.0, 2: 130.0, 3: 135.0, 4: 140.0, 5: 142.0},
+                                        1 << 20)
     assert [d.action for d in r.decisions] == ["start", "add", "look ahead", "look ahead",
                                                "step back"]
-    assert r.decisions[-1].images_per_second == 142.0
     options.look_ahead = 0
     r = _C.Autotuner(options).run_trace({1: 100.0, 2: 130.0, 3: 135.0}, 1 << 20)
     assert [d.action for d in r.decisions] == ["start", "add", "step back"]
