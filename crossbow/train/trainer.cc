@@ -94,6 +94,7 @@ AutotunerOptions AutotunerOptionsOf(const TrainerOptions& options) {
   AutotunerOptions out;
   out.threshold = options.autotune_threshold;
   out.window_seconds = options.autotune_seconds;
+  out.confirm_adds = options.autotune_confirm;
   return out;
 }
 

@@ -27,6 +27,7 @@ struct TrainerOptions {
   bool autotune = false;   // --learners auto: the autotuner picks the learners per device
   double autotune_threshold = AutotunerOptions{}.threshold;
   double autotune_seconds = AutotunerOptions{}.window_seconds;
+  bool autotune_confirm = AutotunerOptions{}.confirm_adds;
   bool autotune_only = false;  // stop once the learner count is chosen: the trials are the run
 
   std::string checkpoint_dir;  // empty: no checkpoints
@@ -44,8 +45,8 @@ struct TrainerOptions {
   MixOptions mix;
 };
 
-// The autotuner's options that TrainerOptions sets (its threshold and window), for the trainer
-// and crossbow_bench alike.
+// The autotuner's options that TrainerOptions sets (threshold, window, confirmation), for the
+// trainer and crossbow_bench alike.
 AutotunerOptions AutotunerOptionsOf(const TrainerOptions& options);
 
 struct TrainResult {

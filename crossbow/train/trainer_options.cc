@@ -187,6 +187,9 @@ const std::vector<Entry>& TableEntries() {
       CROSSBOW_TRAINER("autotune_seconds", autotune_seconds, "seconds", AtLeast(0),
                        "the autotuner measures each learner count for at least this long (and " +
                            std::to_string(AutotunerOptions{}.window_iterations) + " iterations)"),
+      CROSSBOW_TRAINER("autotune_confirm", autotune_confirm, "", Any(),
+                       "the autotuner measures a count that beats the best once more, and the "
+                       "best after it, and adds it only if the means still show the gain"),
       CROSSBOW_TRAINER("autotune_only", autotune_only, "", Any(),
                        "with learners auto: stop once the autotuner has chosen, its trials the "
                        "whole run (the count to fix with --learners N)"),

@@ -202,11 +202,11 @@ TEST(Autotuner, ConfirmsAnAddAgainstTheBestMeasuredAgain) {
   // figure once (264 > 246.4, 312 > 286, 360 > 332.2), not in their confirmations (272 against
   // 260, 320 against 302, 368 against 347).
   EXPECT_EQ(measured, (std::vector<int>{1, 2, 2, 1, 3, 3, 2, 4, 4, 2, 5, 5, 2}));
-  EXPECT_EQ(Actions(r),
-            (std::vector<std::string>{"start", "confirm", "confirm", "confirm", "add: confirmed",
-                                      "confirm", "confirm", "confirm", "look ahead: not confirmed",
-                                      "confirm", "confirm", "confirm", "look ahead: not confirmed",
-                                      "confirm", "confirm", "confirm", "step back: not confirmed"}));
+  EXPECT_EQ(Actions(r), (std::vector<std::string>{
+                            "start", "confirm", "confirm", "confirm", "add: confirmed", "confirm",
+                            "confirm", "confirm", "look ahead: not confirmed", "confirm", "confirm",
+                            "confirm", "look ahead: not confirmed", "confirm", "confirm", "confirm",
+                            "step back: not confirmed"}));
   EXPECT_NEAR(r.decisions[4].images_per_second, 224, 1e-9);  // the mean of 2's windows
   EXPECT_NEAR(r.decisions.back().images_per_second, 368, 1e-9);
 }
@@ -220,10 +220,10 @@ TEST(Autotuner, AddsAConfirmedGain) {
   AutotuneResult r = Autotuner(o).Run(trace.measure(), PerLearner(1));
   EXPECT_EQ(r.learners_per_device, 3);
   EXPECT_EQ(trace.measured, (std::vector<int>{1, 2, 2, 1, 3, 3, 2, 4, 5, 6}));
-  EXPECT_EQ(Actions(r), (std::vector<std::string>{"start", "confirm", "confirm", "confirm",
-                                                  "add: confirmed", "confirm", "confirm",
-                                                  "confirm", "add: confirmed", "look ahead",
-                                                  "look ahead", "step back"}));
+  EXPECT_EQ(Actions(r),
+            (std::vector<std::string>{"start", "confirm", "confirm", "confirm", "add: confirmed",
+                                      "confirm", "confirm", "confirm", "add: confirmed",
+                                      "look ahead", "look ahead", "step back"}));
 }
 
 // Training's end in a confirmation's windows stops the search at the choice before it.

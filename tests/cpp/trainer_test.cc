@@ -212,6 +212,18 @@ TEST(Trainer, AutotunerPicksLearnersAndItsIterationsCount) {
   EXPECT_LT(r.epochs, 20.0 + r.learners_per_device * 8.0 / 512);
 }
 
+TEST(Trainer, TheAutotunersOptionsComeFromTheTrainersOwn) {
+  TrainerOptions o;
+  o.autotune_threshold = 0.25;
+  o.autotune_seconds = 0.5;
+  o.autotune_confirm = false;
+  const AutotunerOptions a = AutotunerOptionsOf(o);
+  EXPECT_EQ(a.threshold, 0.25);
+  EXPECT_EQ(a.window_seconds, 0.5);
+  EXPECT_FALSE(a.confirm_adds);
+  EXPECT_TRUE(AutotunerOptionsOf(TrainerOptions{}).confirm_adds);
+}
+
 // Resuming from a checkpoint gives the loss curve of the run that was not interrupted.
 TEST(Trainer, ResumeContinuesTheSameLossCurve) {
   auto run = [](const std::string& dir, int64_t epochs, bool resume) {

@@ -188,7 +188,7 @@ namespace {
 // The engine's options, and of the others what a benchmark without a trainer reads.
 bool BenchReads(const TrainerOption& o) {
   return o.reader == "engine" || o.name == "batch_size" || o.name == "autotune_threshold" ||
-         o.name == "autotune_seconds";
+         o.name == "autotune_seconds" || o.name == "autotune_confirm";
 }
 
 }  // namespace
