@@ -69,13 +69,14 @@ def torch_recipes(epochs):
            "cos-b128": _torch(128, HE_LR, "lr 0.1, cosine to 0",
                               dict(decay="cosine", end=epochs))}
     for batch in (128, 256, 512):
-        warmup = ", warm-up 5/90" if batch > HE_BATCH else ""
+        # The warm-up starts from He's rate, so at He's batch there is none.
+        warmup = (dict(warmup=round(5 / 90 * epochs, 3), warmup_start=HE_BATCH / batch)
+                  if batch > HE_BATCH else {})
         out[f"goyal-b{batch}"] = _torch(
             batch, HE_LR * batch / HE_BATCH,
-            f"lr {HE_LR * batch / HE_BATCH:g} (linear scaling){warmup}, /10 at 30, 60, 80 of 90",
-            dict(decay="step", drops=steps(GOYAL_DROPS),
-                 **(dict(warmup=round(5 / 90 * epochs, 3), warmup_start=HE_BATCH / batch)
-                    if warmup else {})))
+            f"lr {HE_LR * batch / HE_BATCH:g} (linear scaling)"
+            f"{', warm-up 5/90' if warmup else ''}, /10 at 30, 60, 80 of 90",
+            dict(decay="step", drops=steps(GOYAL_DROPS), **warmup))
     out["onecycle-b512"] = _torch(
         512, 0.4, "one cycle: 0 to lr 0.4 over 1/5, linear to 0, Nesterov",
         dict(decay="linear", end=epochs, warmup=round(epochs / 5, 3), warmup_start=0.0),

@@ -27,9 +27,10 @@ struct AutotunerOptions {
   double window_seconds = 2;
   // A setting that beats the best is measured again, and the best after it, before it is
   // added; it is added when the mean of its two windows still beats the mean of the best's by
-  // more than the threshold. Measured in that order (best, setting, setting, best) a steady
-  // drift of the machine's speed cancels: on two cores 2, 4 and 6 learners run at one rate, and
-  // single windows added learners on a VM's +-20% (docs/results.md, issue 37).
+  // more than the threshold. Measured in that order (best, setting, setting, best, where the
+  // best was the setting measured last) a steady drift of the machine's speed cancels: on two cores
+  // 2, 4 and 6 learners run at one rate, and single windows added learners on a VM's +-20%
+  // (docs/results.md, issue 37).
   bool confirm_adds = true;
   // Run(Engine*) calls it after each trial iteration with its result; true ends the search at
   // the choice so far (training's budget is spent, a stop signal came). Across the ranks of an
