@@ -46,10 +46,11 @@ Shape ConvOutputShape(const OperatorDef& def, const ConvParams& p, const Shape& 
 }
 
 bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y,
-                     Precision precision) {
+                     Precision precision, ConvPass pass) {
   const int64_t tiles = y[0] * ((y[2] + 3) / 4) * ((y[3] + 3) / 4);
+  const int64_t channels = pass == ConvPass::kBackwardWeights ? 16 : 32;
   return precision == Precision::kFP32 && p.kernel == 3 && p.stride == 1 && p.dilation == 1 &&
-         p.group == 1 && x[1] >= 32 && w[0] >= 32 && tiles >= 32;
+         p.group == 1 && x[1] >= channels && w[0] >= channels && tiles >= 32;
 }
 
 bool PrefersPointwiseGradient(const ConvParams& p, bool want_bias, Precision precision) {
@@ -73,7 +74,9 @@ struct ConvDescs {
   ConvDescs(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y, bool bias,
             Precision precision)
       : bias(bias ? PlainDesc({w[0]}) : memory::desc()),
-        winograd_(PrefersWinograd(p, x, w, y, precision)) {
+        winograd_{PrefersWinograd(p, x, w, y, precision, ConvPass::kForward),
+                  PrefersWinograd(p, x, w, y, precision, ConvPass::kBackwardData),
+                  PrefersWinograd(p, x, w, y, precision, ConvPass::kBackwardWeights)} {
     const auto type =
         precision == Precision::kBF16 ? memory::data_type::bf16 : memory::data_type::f32;
     Shape w_dims = w;
@@ -89,7 +92,7 @@ struct ConvDescs {
   }
 
   dnnl::convolution_forward::primitive_desc Forward(const dnnl::engine& engine) const {
-    return Create([&](algorithm a) {
+    return Create(ConvPass::kForward, [&](algorithm a) {
       dnnl::convolution_forward::desc desc(prop_kind::forward_training, a, x_md, w_in, bias, y_md,
                                            strides, dilates, pads, pads);
       return dnnl::convolution_forward::primitive_desc(desc, Attributes(), engine);
@@ -98,7 +101,7 @@ struct ConvDescs {
 
   dnnl::convolution_backward_weights::primitive_desc BackwardWeights(
       const dnnl::engine& engine, const dnnl::convolution_forward::primitive_desc& hint) const {
-    return Create([&](algorithm a) {
+    return Create(ConvPass::kBackwardWeights, [&](algorithm a) {
       dnnl::convolution_backward_weights::desc desc(a, x_md, w_out, bias, y_md, strides, dilates,
                                                     pads, pads);
       return dnnl::convolution_backward_weights::primitive_desc(desc, Attributes(), engine, hint);
@@ -107,7 +110,7 @@ struct ConvDescs {
 
   dnnl::convolution_backward_data::primitive_desc BackwardData(
       const dnnl::engine& engine, const dnnl::convolution_forward::primitive_desc& hint) const {
-    return Create([&](algorithm a) {
+    return Create(ConvPass::kBackwardData, [&](algorithm a) {
       dnnl::convolution_backward_data::desc desc(a, x_md, w_in, y_md, strides, dilates, pads, pads);
       return dnnl::convolution_backward_data::primitive_desc(desc, Attributes(), engine, hint);
     });
@@ -118,11 +121,12 @@ struct ConvDescs {
   memory::dims strides, dilates, pads;
 
  private:
-  // The primitive descriptor `make(algorithm)` gives for Winograd where PrefersWinograd and
-  // oneDNN implements it on this CPU (its Winograd kernels need AVX-512), for direct otherwise.
+  // The primitive descriptor `make(algorithm)` gives for Winograd where PrefersWinograd picks it
+  // for `pass` and oneDNN implements it on this CPU (its Winograd kernels need AVX-512), for
+  // direct otherwise.
   template <class Make>
-  auto Create(Make make) const -> decltype(make(algorithm::convolution_direct)) {
-    if (winograd_) {
+  auto Create(ConvPass pass, Make make) const -> decltype(make(algorithm::convolution_direct)) {
+    if (winograd_[static_cast<int>(pass)]) {
       try {
         return make(algorithm::convolution_winograd);
       } catch (const dnnl::error& e) {
@@ -132,7 +136,7 @@ struct ConvDescs {
     return make(algorithm::convolution_direct);
   }
 
-  const bool winograd_;
+  const bool winograd_[3];  // by ConvPass
 };
 
 }  // namespace

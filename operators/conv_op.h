@@ -22,15 +22,20 @@ struct ConvParams {
 Shape ConvOutputShape(const OperatorDef& def, const ConvParams& p, const Shape& x, const Shape& w,
                       const Shape* b);
 
-// Whether a convolution runs as Winograd F(4x4, 3x3) rather than direct (forward and both
-// gradients): 3x3, stride 1, no dilation or groups, fp32, at least 32 input and output channels
-// and at least 32 output tiles of 4x4 over the batch. Winograd does 2.25x fewer multiplications
-// but pays for its transforms per channel and needs tiles to block over; oneDNN 2.6's AVX-512
-// Winograd measured 1.3-1.8x faster than direct there in all three passes, and slower at 16
-// channels or at batch 1 (docs/results.md). Where oneDNN has no Winograd (CPUs without AVX-512)
-// the convolution stays direct.
+// The three passes of a convolution, each of which may run on its own algorithm.
+enum class ConvPass { kForward, kBackwardData, kBackwardWeights };
+
+// Whether a convolution's `pass` runs as Winograd F(4x4, 3x3) rather than direct: 3x3, stride 1,
+// no dilation or groups, fp32, at least 32 output tiles of 4x4 over the batch, and at least 32
+// input and output channels (16 for the weight gradient). Winograd does 2.25x fewer
+// multiplications but pays for its transforms per channel and needs tiles to block over; oneDNN
+// 2.6's AVX-512 Winograd measured 1.3-1.8x faster than direct in all three passes from 32
+// channels, and at 16 channels faster only for the weight gradient (ResNet-32's 32x32 layers:
+// 6.0 against 7.5 ms a step on an Intel Xeon with AMX, level on Zen 4; forward and data
+// gradient up to 13% slower), never at batch 1 (docs/results.md). Where oneDNN has no Winograd
+// (CPUs without AVX-512) the convolution stays direct.
 bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y,
-                     Precision precision);
+                     Precision precision, ConvPass pass);
 
 // Whether ConvGradient computes the gradients as matrix products (PointwiseConvGradient) rather
 // than with oneDNN's backward convolutions: 1x1, no padding, dilation or groups, no bias

@@ -29,6 +29,7 @@ const ConvCase kCases[] = {
     {2, 32, 16, 15, 32, 3, 1, 1, 1, 1, true},   // Winograd (PrefersWinograd), a partial tile
     {1, 1024, 2, 2, 16, 1, 1, 0, 1, 1, false},  // dW's rows 4 KiB apart (BlockedToPlainCopy)
     {2, 16, 7, 6, 24, 1, 2, 0, 1, 1, false},    // 1x1 stride 2 (PrefersPointwiseGradient)
+    {2, 16, 16, 15, 16, 3, 1, 1, 1, 1, true},   // Winograd for dW only, direct forward and dX
 };
 
 OperatorDef ConvDef(const ConvCase& c, const std::string& x = "X") {
@@ -200,57 +201,63 @@ TEST(Conv, PrimitivesRunOnAnotherThreadThanTheOneThatBuiltThem) {
   EXPECT_EQ(h.Fetch("dX"), dx);
 }
 
-TEST(Conv, WinogradOnlyWhereItPays) {
-  const auto prefers = [](const ConvCase& c, Precision precision = Precision::kFP32) {
-    OperatorDef def = ConvDef(c);
-    ConvParams p(def);
-    const Shape x = {c.n, c.c, c.h, c.w}, w = {c.m, c.c / c.group, c.kernel, c.kernel};
-    return PrefersWinograd(p, x, w, ConvOutputShape(def, p, x, w, nullptr), precision);
-  };
-  const ConvCase eligible = kCases[5];
-  EXPECT_TRUE(prefers(eligible));
-  EXPECT_FALSE(prefers(eligible, Precision::kBF16));  // oneDNN's Winograd is fp32 only
-  for (const ConvCase& c : kCases) {
-    if (&c != &kCases[5]) EXPECT_FALSE(prefers(c));
-  }
-  ConvCase few_channels = eligible, few_tiles = eligible, strided = eligible;
-  few_channels.c = 16;
-  few_tiles.n = 1;  // 16 tiles of 4x4
-  strided.stride = 2;
-  EXPECT_FALSE(prefers(few_channels));
-  EXPECT_FALSE(prefers(few_tiles));
-  EXPECT_FALSE(prefers(strided));
+constexpr ConvPass kConvPasses[] = {ConvPass::kForward, ConvPass::kBackwardData,
+                                    ConvPass::kBackwardWeights};
+
+bool CasePrefersWinograd(const ConvCase& c, ConvPass pass, Precision precision = Precision::kFP32) {
+  OperatorDef def = ConvDef(c);
+  ConvParams p(def);
+  const Shape x = {c.n, c.c, c.h, c.w}, w = {c.m, c.c / c.group, c.kernel, c.kernel};
+  return PrefersWinograd(p, x, w, ConvOutputShape(def, p, x, w, nullptr), precision, pass);
 }
 
-// Where oneDNN has Winograd (avx512_core and up), the shapes PrefersWinograd picks run it in
-// all three passes and the others do not: a regression to direct (conv_op.cc's
+TEST(Conv, WinogradOnlyWhereItPays) {
+  const ConvCase& eligible = kCases[5];
+  const ConvCase& weights_only = kCases[8];  // 16 channels
+  ConvCase few_channels = eligible, few_tiles = eligible, strided = eligible;
+  few_channels.c = 8;
+  few_tiles.n = 1;  // 16 tiles of 4x4
+  strided.stride = 2;
+  for (ConvPass pass : kConvPasses) {
+    SCOPED_TRACE(::testing::Message() << "pass " << static_cast<int>(pass));
+    EXPECT_TRUE(CasePrefersWinograd(eligible, pass));
+    EXPECT_FALSE(CasePrefersWinograd(eligible, pass, Precision::kBF16));  // fp32 only in oneDNN
+    EXPECT_EQ(CasePrefersWinograd(weights_only, pass), pass == ConvPass::kBackwardWeights);
+    for (const ConvCase& c : kCases) {
+      if (&c != &eligible && &c != &weights_only) EXPECT_FALSE(CasePrefersWinograd(c, pass));
+    }
+    EXPECT_FALSE(CasePrefersWinograd(few_channels, pass));
+    EXPECT_FALSE(CasePrefersWinograd(few_tiles, pass));
+    EXPECT_FALSE(CasePrefersWinograd(strided, pass));
+  }
+}
+
+// Where oneDNN has Winograd (avx512_core and up), each pass runs it exactly where
+// PrefersWinograd picks it for that pass: a regression to direct (conv_op.cc's
 // dnnl_unimplemented fallback) would pass every numerical test and lose what Winograd gained.
 TEST(Conv, WinogradRunsWherePreferred) {
   const std::string isa = CpuIsaName();
   if (isa.rfind("avx512_core", 0) != 0) {
     GTEST_SKIP() << "oneDNN's Winograd needs avx512_core; it finds " << isa << " here";
   }
-  ConvCase few_channels = kCases[5];
-  few_channels.c = 16;
-  for (const ConvCase& c : {kCases[5], few_channels}) {
-    OperatorDef def = ConvDef(c);
-    ConvParams p(def);
-    const Shape x = {c.n, c.c, c.h, c.w}, w = {c.m, c.c, c.kernel, c.kernel};
-    const bool preferred =
-        PrefersWinograd(p, x, w, ConvOutputShape(def, p, x, w, nullptr), Precision::kFP32);
-    SCOPED_TRACE(::testing::Message() << "C " << c.c << ", Winograd preferred " << preferred);
+  for (const ConvCase& c : {kCases[5], kCases[8]}) {
+    SCOPED_TRACE(::testing::Message() << "C " << c.c);
     OpHarness h;
     FeedConv(h, c);
     h.Feed("dY", {c.n, c.m, c.h, c.w});
+    const OperatorDef def = ConvDef(c);
     ConvOp forward(def, &h.ws(), &h.context());
     forward.Run();
     ConvGradientOp backward(
         MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "db", "dX"}, def.args), &h.ws(),
         &h.context());
     backward.Run();
-    for (const std::string& name : {forward.implementation(), backward.weights_implementation(),
-                                    backward.data_implementation()}) {
-      EXPECT_EQ(name.find("wino") != std::string::npos, preferred) << name;
+    const std::pair<ConvPass, std::string> runs[] = {
+        {ConvPass::kForward, forward.implementation()},
+        {ConvPass::kBackwardData, backward.data_implementation()},
+        {ConvPass::kBackwardWeights, backward.weights_implementation()}};
+    for (const auto& [pass, name] : runs) {
+      EXPECT_EQ(name.find("wino") != std::string::npos, CasePrefersWinograd(c, pass)) << name;
     }
   }
 }
