@@ -130,6 +130,17 @@ CROSSBOW_AVX512 void TransposeChunk(__m512i r[16]) {
   }
 }
 
+// The flat layout's sizes for X [N, C, H, W] (the members of the same names).
+struct FlatGeometry {
+  explicit FlatGeometry(const Shape& x)
+      : image_pairs((x[0] + 1) / 2),
+        row(x[3] + 1),
+        plane((x[2] * row + kTile - 1) / kTile * kTile),
+        lead(row + 1),
+        x_plane(lead + plane + row + 1) {}
+  int64_t image_pairs, row, plane, lead, x_plane;
+};
+
 }  // namespace
 
 bool AmxTilesGranted() {
@@ -145,13 +156,20 @@ void AmxConvWeightGradient::Build(const Shape& x, const Shape& w) {
   w_ = x[3];
   m_ = w[0];
   w_shape_ = w;
-  image_pairs_ = (n_ + 1) / 2;
-  row_ = w_ + 1;
-  plane_ = (h_ * row_ + kTile - 1) / kTile * kTile;
-  lead_ = row_ + 1;
-  x_plane_ = lead_ + plane_ + row_ + 1;
+  const FlatGeometry flat(x);
+  image_pairs_ = flat.image_pairs;
+  row_ = flat.row;
+  plane_ = flat.plane;
+  lead_ = flat.lead;
+  x_plane_ = flat.x_plane;
   x_nhwc_ = memory::desc(dnnl_utils::Dims(x), memory::data_type::bf16, tag::acdb);
   dy_nhwc_ = memory::desc({n_, m_, h_, w_}, memory::data_type::bf16, tag::acdb);
+}
+
+int64_t AmxConvWeightGradient::PackBytes(const Shape& x, const Shape& w) {
+  const FlatGeometry flat(x);
+  const int64_t values = (w[0] * flat.plane + flat.x_plane * x[1]) * flat.image_pairs * 2;
+  return values * static_cast<int64_t>(sizeof(uint16_t));
 }
 
 // dY^T [M, N/2, plane, 2]: 16 positions of a pair of images at a time, transposed in registers

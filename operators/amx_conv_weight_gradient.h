@@ -29,6 +29,10 @@ class AmxConvWeightGradient {
  public:
   // For X [N, C, H, W] and W [M, C, 3, 3]; X and dY arrive in any layout and type.
   void Build(const Shape& x, const Shape& w);
+  // Bytes of the two packs a run for X and W writes (dY^T and X's pairs): the products read
+  // dY^T once per 16 input channels and X once per 16 output channels, so they run at the
+  // second-level cache's speed only while the packs stay in it.
+  static int64_t PackBytes(const Shape& x, const Shape& w);
   void Run(const Tensor& x, const Tensor& dy, Tensor* dw, CPUContext* ctx);
   static constexpr const char* kImplementation = "crossbow:amx_3x3_weight_gradient";
 

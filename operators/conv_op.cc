@@ -60,9 +60,10 @@ bool PrefersPointwiseGradient(const ConvParams& p, bool want_bias, Precision pre
 
 bool PrefersAmxWeightGradient(const ConvParams& p, const Shape& x, const Shape& w, bool want_bias,
                               Precision precision) {
+  constexpr int64_t kMaxPackBytes = int64_t{4} << 20;
   return p.kernel == 3 && p.stride == 1 && p.pad == 1 && p.dilation == 1 && p.group == 1 &&
          !want_bias && x[1] % 16 == 0 && w[0] % 16 == 0 && precision == Precision::kBF16 &&
-         AmxTilesGranted();
+         AmxConvWeightGradient::PackBytes(x, w) <= kMaxPackBytes && AmxTilesGranted();
 }
 
 namespace {

@@ -47,7 +47,12 @@ bool PrefersPointwiseGradient(const ConvParams& p, bool want_bias, Precision pre
 
 // Whether ConvGradient computes dW on AMX tiles (AmxConvWeightGradient) rather than with
 // oneDNN's backward-weights convolution: 3x3, stride 1, padding 1, no dilation, groups or bias
-// gradient, channel counts multiples of 16, bf16, where this process may use AMX. The
+// gradient, channel counts multiples of 16, bf16, where this process may use AMX, and where the
+// kernel's two packs take at most 4 MiB (AmxConvWeightGradient::PackBytes). Above that they
+// leave the 2 MiB second-level cache of every AMX core and the kernel loses: one-convolution
+// nets at batch 16 on an Intel Xeon with AMX (docs/results.md, issue 33) ran it 0.52-0.97x
+// oneDNN's time up to 3.75 MiB of packs (512 channels at 4x4 to 256 at 14x14), 1.31x at 4.26
+// MiB (64 at 32x32) and 1.76-1.83x at 6.6-12.7 MiB (128 at 28x28, 64 at 56x56). The
 // backward-data pass stays oneDNN's.
 bool PrefersAmxWeightGradient(const ConvParams& p, const Shape& x, const Shape& w, bool want_bias,
                               Precision precision);

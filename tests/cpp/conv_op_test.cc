@@ -353,6 +353,18 @@ TEST(Conv, AmxWeightGradientOnlyWhereItApplies) {
   five.pad = 2;
   for (const ConvCase& c : {strided, unpadded, dilated, grouped, odd_c, odd_m, five})
     EXPECT_FALSE(prefers(c, false, Precision::kBF16));
+  // One pair of images, rows of 8 + 1, a plane of 72 rounded up to 80 positions, X's 10 + 80 +
+  // 9 + 1: (16 x 80 + 100 x 32) x 2 values of 2 bytes.
+  EXPECT_EQ(AmxConvWeightGradient::PackBytes({2, 32, 8, 8}, {16, 32, 3, 3}), 17920);
+  // Packs past 4 MiB leave the second-level cache: 64 channels at 32x32 take 4.26 MiB at batch
+  // 16 and run on oneDNN; at batch 2 they take 0.53 MiB.
+  ConvCase wide = three;
+  wide.n = 16;
+  wide.c = wide.m = 64;
+  wide.h = wide.w = 32;
+  EXPECT_FALSE(prefers(wide, false, Precision::kBF16));
+  wide.n = 2;
+  EXPECT_EQ(prefers(wide, false, Precision::kBF16), AmxTilesGranted());
 }
 
 // ConvGradient in bf16 on AMX gives the convolution's weight gradient: against the fp32
