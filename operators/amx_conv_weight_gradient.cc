@@ -130,18 +130,14 @@ CROSSBOW_AVX512 void TransposeChunk(__m512i r[16]) {
   }
 }
 
-// The flat layout's sizes for X [N, C, H, W] (the members of the same names).
-struct FlatGeometry {
-  explicit FlatGeometry(const Shape& x)
-      : image_pairs((x[0] + 1) / 2),
-        row(x[3] + 1),
-        plane((x[2] * row + kTile - 1) / kTile * kTile),
-        lead(row + 1),
-        x_plane(lead + plane + row + 1) {}
-  int64_t image_pairs, row, plane, lead, x_plane;
-};
-
 }  // namespace
+
+AmxConvWeightGradient::FlatGeometry::FlatGeometry(const Shape& x)
+    : image_pairs((x[0] + 1) / 2),
+      row(x[3] + 1),
+      plane((x[2] * row + kTile - 1) / kTile * kTile),
+      lead(row + 1),
+      x_plane(lead + plane + row + 1) {}
 
 bool AmxTilesGranted() {
   static const bool granted =
@@ -156,12 +152,7 @@ void AmxConvWeightGradient::Build(const Shape& x, const Shape& w) {
   w_ = x[3];
   m_ = w[0];
   w_shape_ = w;
-  const FlatGeometry flat(x);
-  image_pairs_ = flat.image_pairs;
-  row_ = flat.row;
-  plane_ = flat.plane;
-  lead_ = flat.lead;
-  x_plane_ = flat.x_plane;
+  flat_ = FlatGeometry(x);
   x_nhwc_ = memory::desc(dnnl_utils::Dims(x), memory::data_type::bf16, tag::acdb);
   dy_nhwc_ = memory::desc({n_, m_, h_, w_}, memory::data_type::bf16, tag::acdb);
 }
@@ -178,17 +169,17 @@ void AmxConvWeightGradient::PackDyT(const uint16_t* dy) {
   const int64_t chunks = (h_ * w_ + kTile - 1) / kTile;
 #pragma omp parallel for schedule(static) collapse(3) if (m_ * n_ * h_ * w_ >= kMinParallelElements)
   for (int64_t block = 0; block < m_ / kTile; ++block) {
-    for (int64_t pair = 0; pair < image_pairs_; ++pair) {
+    for (int64_t pair = 0; pair < flat_.image_pairs; ++pair) {
       for (int64_t chunk = 0; chunk < chunks; ++chunk) PackDyTChunk(dy, block, pair, chunk * kTile);
     }
   }
   // The padding: the column after each row, the rows rounded up to the plane.
-  const int64_t used = h_ * row_;
-#pragma omp parallel for schedule(static) if (m_ * image_pairs_ * h_ >= kMinParallelElements)
-  for (int64_t plane = 0; plane < m_ * image_pairs_; ++plane) {
-    uint16_t* values = dy_t_ + plane * plane_ * 2;
-    for (int64_t i = 0; i < h_; ++i) std::memset(values + (i * row_ + w_) * 2, 0, 4);
-    std::memset(values + used * 2, 0, (plane_ - used) * 4);
+  const int64_t used = h_ * flat_.row;
+#pragma omp parallel for schedule(static) if (m_ * flat_.image_pairs * h_ >= kMinParallelElements)
+  for (int64_t plane = 0; plane < m_ * flat_.image_pairs; ++plane) {
+    uint16_t* values = dy_t_ + plane * flat_.plane * 2;
+    for (int64_t i = 0; i < h_; ++i) std::memset(values + (i * flat_.row + w_) * 2, 0, 4);
+    std::memset(values + used * 2, 0, (flat_.plane - used) * 4);
   }
 }
 
@@ -205,13 +196,13 @@ CROSSBOW_AVX512 void AmxConvWeightGradient::PackDyTChunk(const uint16_t* dy, int
                                    from + positions * m_ - kTile);
   }
   TransposeChunk(r);
-  uint16_t* rows = dy_t_ + block * kTile * DyTRow() + pair * plane_ * 2;
+  uint16_t* rows = dy_t_ + block * kTile * DyTRow() + pair * flat_.plane * 2;
   for (int64_t lane = 0; lane < count;) {
     const int64_t i = (first + lane) / w_, j = (first + lane) % w_;
     const int64_t piece = std::min(count - lane, w_ - j);
     const auto mask = static_cast<__mmask32>(
         (piece == kTile ? 0xffffffffull : (1ull << 2 * piece) - 1) << 2 * lane);
-    uint16_t* to = rows + (i * row_ + j - lane) * 2;
+    uint16_t* to = rows + (i * flat_.row + j - lane) * 2;
     for (int o = 0; o < kTile; ++o) _mm512_mask_storeu_epi16(to + o * DyTRow(), mask, r[o]);
     lane += piece;
   }
@@ -221,15 +212,15 @@ CROSSBOW_AVX512 void AmxConvWeightGradient::PackDyTChunk(const uint16_t* dy, int
 // interleaved.
 void AmxConvWeightGradient::PackXPairs(const uint16_t* x) {
 #pragma omp parallel for schedule(static) collapse(2) if (n_ * h_ * w_ * c_ >= kMinParallelElements)
-  for (int64_t pair = 0; pair < image_pairs_; ++pair) {
+  for (int64_t pair = 0; pair < flat_.image_pairs; ++pair) {
     for (int64_t i = 0; i < h_; ++i) PackXRow(x, pair, i);
   }
   // The padding before the first row and after the last.
-  const int64_t after = lead_ + h_ * row_;
-  for (int64_t pair = 0; pair < image_pairs_; ++pair) {
-    uint16_t* plane = x_pairs_ + pair * x_plane_ * XRow();
-    std::memset(plane, 0, lead_ * XRow() * 2);
-    std::memset(plane + after * XRow(), 0, (x_plane_ - after) * XRow() * 2);
+  const int64_t after = flat_.lead + h_ * flat_.row;
+  for (int64_t pair = 0; pair < flat_.image_pairs; ++pair) {
+    uint16_t* plane = x_pairs_ + pair * flat_.x_plane * XRow();
+    std::memset(plane, 0, flat_.lead * XRow() * 2);
+    std::memset(plane + after * XRow(), 0, (flat_.x_plane - after) * XRow() * 2);
   }
 }
 
@@ -238,7 +229,7 @@ CROSSBOW_AVX512 void AmxConvWeightGradient::PackXRow(const uint16_t* x, int64_t 
   const bool second = 2 * pair + 1 < n_;
   const uint16_t* first_row = x + ((2 * pair) * h_ + i) * w_ * c_;
   const uint16_t* second_row = first_row + h_ * w_ * c_;
-  uint16_t* to = x_pairs_ + (pair * x_plane_ + lead_ + i * row_) * XRow();
+  uint16_t* to = x_pairs_ + (pair * flat_.x_plane + flat_.lead + i * flat_.row) * XRow();
   for (int64_t at = 0; at < w_ * c_; at += kTile) {
     const __m512i a = _mm512_maskz_loadu_epi16(kLowHalf, first_row + at);
     const __m512i b =
@@ -259,9 +250,9 @@ void AmxConvWeightGradient::Products(float* dw) const {
       const int64_t u = task % 3, in = task / 3 % in_blocks, out = task / 3 / in_blocks;
       const uint16_t* x[3];
       for (int v = 0; v < 3; ++v)
-        x[v] = x_pairs + (lead_ + (u - 1) * row_ + v - 1) * XRow() + in * kTile * 2;
-      ProductTask(dy_t + out * kTile * DyTRow(), DyTRow(), image_pairs_, plane_, x, x_plane_,
-                  XRow(), c_, u, dw + (out * kTile * c_ + in * kTile) * 9);
+        x[v] = x_pairs + (flat_.lead + (u - 1) * flat_.row + v - 1) * XRow() + in * kTile * 2;
+      ProductTask(dy_t + out * kTile * DyTRow(), DyTRow(), flat_.image_pairs, flat_.plane, x,
+                  flat_.x_plane, XRow(), c_, u, dw + (out * kTile * c_ + in * kTile) * 9);
     }
     ReleaseTiles();
   }
@@ -274,8 +265,8 @@ void AmxConvWeightGradient::Run(const Tensor& x, const Tensor& dy, Tensor* dw, C
   // between layers (per layer, they were written back to memory and read again a whole
   // iteration later, 6% of ResNet-32's step); the packs write every value, padding included.
   thread_local Tensor packed_dy_t, packed_x_pairs;
-  packed_dy_t.Resize({m_, image_pairs_, plane_, 2}, DataType::kBFloat16);
-  packed_x_pairs.Resize({image_pairs_, x_plane_, c_, 2}, DataType::kBFloat16);
+  packed_dy_t.Resize({m_, flat_.image_pairs, flat_.plane, 2}, DataType::kBFloat16);
+  packed_x_pairs.Resize({flat_.image_pairs, flat_.x_plane, c_, 2}, DataType::kBFloat16);
   dy_t_ = static_cast<uint16_t*>(packed_dy_t.raw_data());
   x_pairs_ = static_cast<uint16_t*>(packed_x_pairs.raw_data());
   PackDyT(static_cast<const uint16_t*>(dy_nhwc.raw_data()));

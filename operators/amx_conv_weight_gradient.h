@@ -45,15 +45,21 @@ class AmxConvWeightGradient {
   void Products(float* dw) const;
   // Values between consecutive rows of dY^T (one output channel's), and of X's pairs (one
   // flat position's).
-  int64_t DyTRow() const { return image_pairs_ * plane_ * 2; }
+  int64_t DyTRow() const { return flat_.image_pairs * flat_.plane * 2; }
   int64_t XRow() const { return c_ * 2; }
 
   int64_t n_ = 0, c_ = 0, h_ = 0, w_ = 0, m_ = 0;
-  int64_t image_pairs_ = 0;  // N/2 rounded up: an odd N's last pair has a zero image
-  int64_t row_ = 0;          // W + 1: a row of the flat layout
-  int64_t plane_ = 0;        // dY^T's flat positions per image, H rows rounded up to 16
-  int64_t lead_ = 0;         // X's flat positions before dY's first: the largest shift back
-  int64_t x_plane_ = 0;      // X's flat positions per image: lead, plane and the shift ahead
+  // The flat layout's sizes for X [N, C, H, W].
+  struct FlatGeometry {
+    FlatGeometry() = default;
+    explicit FlatGeometry(const Shape& x);
+    int64_t image_pairs = 0;  // N/2 rounded up: an odd N's last pair has a zero image
+    int64_t row = 0;          // W + 1: a row of the flat layout
+    int64_t plane = 0;        // dY^T's flat positions per image, H rows rounded up to 16
+    int64_t lead = 0;         // X's flat positions before dY's first: the largest shift back
+    int64_t x_plane = 0;      // X's flat positions per image: lead, plane and the shift ahead
+  };
+  FlatGeometry flat_;
   Shape w_shape_;
   dnnl::memory::desc x_nhwc_, dy_nhwc_;
   uint16_t* dy_t_ = nullptr;     // dY^T [M, N/2, plane, 2], bf16, 64-byte aligned
