@@ -34,6 +34,14 @@ bool IsPlain(const memory::desc& md, const Shape& shape) {
   return md == PlainDesc(shape, md.data_type());
 }
 
+memory::desc ChannelsLastDesc(const memory::dims& dims, memory::data_type type) {
+  return memory::desc(dims, type, memory::format_tag::acdb);
+}
+
+bool IsChannelsLast(const memory::desc& md) {
+  return md == ChannelsLastDesc(md.dims(), md.data_type());
+}
+
 void ResizeTo(Tensor* t, const Shape& shape, const memory::desc& md) {
   if (IsPlain(md, shape)) {
     t->Resize(shape, FromDnnlType(md.data_type()));

@@ -23,6 +23,10 @@ memory::desc WithType(const memory::desc& md, memory::data_type type);
 // Gives `t` this shape with layout and type `md`, recording it as plain when md is row-major.
 void ResizeTo(Tensor* t, const Shape& shape, const memory::desc& md);
 bool IsPlain(const memory::desc& md, const Shape& shape);
+// The channels-last (nhwc) layout of 4-D dims, and whether `md` is it: some operators run
+// channels-last tensors in their own loops.
+memory::desc ChannelsLastDesc(const memory::dims& dims, memory::data_type type);
+bool IsChannelsLast(const memory::desc& md);
 
 // A oneDNN memory over the tensor's bytes (no copy).
 memory Wrap(const Tensor& t, const memory::desc& md, CPUContext* ctx);

@@ -18,8 +18,9 @@ struct PoolWindow {
 // ValueError naming the operator when the window does not fit the padded input.
 PoolWindow ComputePoolWindow(const OperatorDef& def, PoolKind kind, const Shape& x);
 
-// Y = pooling of X on oneDNN, in the layout oneDNN picks for X's. MaxPool's optional second
-// output keeps oneDNN's workspace (which input won each window) for the gradient.
+// Y = pooling of X on oneDNN, in the layout oneDNN picks for X's; MaxPool of channels-last X in
+// ChannelsLastMaxPool, Y channels-last. MaxPool's optional second output keeps the workspace
+// (which input won each window) for the gradient.
 template <PoolKind kKind>
 class PoolOp final : public Operator<CPUContext> {
  public:
@@ -28,9 +29,10 @@ class PoolOp final : public Operator<CPUContext> {
 
  private:
   dnnl::memory::desc x_md_, y_md_, workspace_md_;
+  PoolWindow window_;
+  bool channels_last_ = false;  // ChannelsLastMaxPool runs, not primitive_
   dnnl::pooling_forward::primitive_desc pd_;
   dnnl::pooling_forward primitive_;
-  Shape y_shape_;
 };
 
 // dX from dY: MaxPoolGradient(X, Y, dY, workspace), the average poolings (X, dY).
@@ -44,9 +46,10 @@ class PoolGradientOp final : public Operator<CPUContext> {
   void EnforceOutputShapes(const Shape& y) const;  // Y (MaxPool) and dY must be [N, C, OH, OW]
 
   dnnl::memory::desc x_md_, y_md_, dx_md_, workspace_md_;
+  PoolWindow window_;
+  bool channels_last_ = false;  // ChannelsLastMaxPool runs, not primitive_
   dnnl::pooling_backward::primitive_desc pd_;
   dnnl::pooling_backward primitive_;
-  Shape y_shape_;
   ReorderCache dy_to_y_layout_;  // to the layout and type of Y (y_md_)
 };
 

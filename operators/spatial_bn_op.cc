@@ -2,6 +2,7 @@
 
 #include "crossbow/core/fusion.h"
 #include "operators/channels_last_bn.h"
+#include "operators/element_type.h"
 
 namespace crossbow {
 
@@ -23,38 +24,8 @@ normalization_flags Flags() {
 template <bool kRelu>
 constexpr int kTrainingOutputs = kRelu ? 6 : 5;
 
-// Whether X is channels-last (nhwc), which ChannelsLastBN normalises in place of oneDNN.
-bool IsChannelsLast(const memory::desc& md) {
-  return md == memory::desc(md.dims(), md.data_type(), memory::format_tag::acdb);
-}
-
-// ChannelsLastBN's mask: a byte per element of X, in X's order.
-memory::desc ChannelsLastMask(const memory::desc& x_md) {
-  return memory::desc(x_md.dims(), memory::data_type::u8, memory::format_tag::acdb);
-}
-
 ChannelsLastBN ChannelsLastKernel(const Tensor& x, float epsilon, bool relu) {
   return {x.dim(0) * x.dim(2) * x.dim(3), x.dim(1), epsilon, relu};
-}
-
-// Calls f with a null pointer of X's element type: float, or uint16_t for bfloat16.
-template <class F>
-void WithElementType(const Tensor& x, F f) {
-  if (x.dtype() == DataType::kBFloat16) {
-    f(static_cast<uint16_t*>(nullptr));
-  } else {
-    f(static_cast<float*>(nullptr));
-  }
-}
-
-template <class T>
-const T* Elements(const Tensor& t) {
-  return static_cast<const T*>(t.raw_data());
-}
-
-template <class T>
-T* Elements(Tensor* t) {
-  return static_cast<T*>(t->raw_data());
 }
 
 }  // namespace
@@ -79,7 +50,7 @@ void SpatialBNOp<kRelu>::Run() {
   if (x_md != x_md_) {
     channels_last_ = IsChannelsLast(x_md);
     if (channels_last_) {
-      mask_md_ = ChannelsLastMask(x_md);
+      mask_md_ = ChannelsLastDesc(x_md.dims(), memory::data_type::u8);
     } else {
       const auto flags =
           is_test_ ? Flags<kRelu>() | normalization_flags::use_global_stats : Flags<kRelu>();
@@ -169,7 +140,7 @@ void SpatialBNGradientOp<kRelu>::Run() {
   if (x_md != x_md_) {
     channels_last_ = IsChannelsLast(x_md);
     if (channels_last_) {
-      mask_md_ = ChannelsLastMask(x_md);
+      mask_md_ = ChannelsLastDesc(x_md.dims(), memory::data_type::u8);
     } else {
       auto hint_desc = dnnl::batch_normalization_forward::desc(prop_kind::forward_training, x_md,
                                                                epsilon_, Flags<kRelu>());

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -164,6 +165,67 @@ TEST(MaxPool, BlockedInputAndMismatchedGradientLayout) {
   std::vector<float> expected(x.size(), 0.f);
   for (size_t o = 0; o < dy.size(); ++o) expected[argmax[o]] += dy[o];
   EXPECT_LT(MaxAbsDiff(h.Fetch("dX"), expected), 1e-6f);
+}
+
+// Channels-last X runs in ChannelsLastMaxPool rather than oneDNN: Y and dX must be the
+// reference's, bit for bit in fp32 (dX sums each input's winning dY in Y's order, as the
+// reference does), and stay channels-last. The last cases cross the 64-channel chunk and pad a
+// larger window.
+TEST(MaxPool, ChannelsLastMatchesReference) {
+  std::vector<PoolCase> cases = kCases;
+  cases.push_back({{2, 70, 7, 6}, {3, 2, 1}});
+  cases.push_back({{1, 3, 9, 9}, {5, 3, 2}});
+  const memory::format_tag nhwc = memory::format_tag::acdb;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(ShapeString(c.shape) + " kernel " + std::to_string(c.win.kernel));
+    OpHarness h;
+    std::vector<float> x = DistinctValues(NumElements(c.shape), 4);
+    h.Feed("X", c.shape, x);
+    MakeBlocked(h, "X", nhwc);
+    h.Run(MakeOperator("MaxPool", {"X"}, {"Y", "ws"}, Args(c.win)));
+    std::vector<int64_t> argmax;
+    EXPECT_EQ(h.Fetch("Y"), NaivePool(x, c.shape, c.win, Mode::kMax, &argmax));
+    EXPECT_TRUE(HasLayout(h, "Y", nhwc));
+
+    h.Feed("dY", h.ShapeOf("Y"));  // plain: the gradient brings it to Y's layout
+    std::vector<float> dy = h.Fetch("dY");
+    h.Run(MakeOperator("MaxPoolGradient", {"X", "Y", "dY", "ws"}, {"dX"}, Args(c.win)));
+    std::vector<float> expected(x.size(), 0.f);
+    for (size_t o = 0; o < dy.size(); ++o) expected[argmax[o]] += dy[o];
+    EXPECT_EQ(h.Fetch("dX"), expected);
+    EXPECT_TRUE(HasLayout(h, "dX", nhwc));
+
+    h.Run(MakeOperator("MaxPool", {"X"}, {"Y_inference"}, Args(c.win)));
+    EXPECT_EQ(h.Fetch("Y_inference"), h.Fetch("Y"));
+  }
+}
+
+// Among equal values the first in the window wins, as in oneDNN; a NaN wins its windows, as in
+// PyTorch, so that a diverging net's NaN is not pooled away.
+TEST(MaxPool, ChannelsLastTiesAndNaN) {
+  const Shape shape{1, 2, 4, 4};
+  const Window win{2, 2, 0};
+  std::vector<float> x(NumElements(shape), 1.f);  // channel 0 all ties
+  for (int i = 16; i < 32; ++i) x[i] = static_cast<float>(i);
+  x[16 + 5] = std::numeric_limits<float>::quiet_NaN();  // channel 1, row 1, column 1
+  OpHarness h;
+  h.Feed("X", shape, x);
+  MakeBlocked(h, "X", memory::format_tag::acdb);
+  h.Run(MakeOperator("MaxPool", {"X"}, {"Y", "ws"}, Args(win)));
+  const std::vector<float> y = h.Fetch("Y");
+  EXPECT_TRUE(std::isnan(y[4])) << "channel 1's first window holds the NaN";
+  EXPECT_EQ(y[5], 23.f);
+  h.Feed("dY", h.ShapeOf("Y"), std::vector<float>(8, 1.f));
+  h.Run(MakeOperator("MaxPoolGradient", {"X", "Y", "dY", "ws"}, {"dX"}, Args(win)));
+  const std::vector<float> dx = h.Fetch("dX");
+  for (int r : {0, 2}) {
+    for (int col : {0, 2}) {
+      EXPECT_EQ(dx[r * 4 + col], 1.f) << "tie: the window's first element";
+      EXPECT_EQ(dx[r * 4 + col + 1] + dx[(r + 1) * 4 + col] + dx[(r + 1) * 4 + col + 1], 0.f);
+    }
+  }
+  EXPECT_EQ(dx[16 + 5], 1.f) << "the NaN won its window";
+  EXPECT_EQ(dx[16 + 0], 0.f);
 }
 
 TEST(AveragePool, BlockedInputMatchesPlain) {
