@@ -1,14 +1,13 @@
-"""The PyTorch run's per-epoch lines (bench_train.py statistical's log) as a metrics file that
-`crossbow plot` reads: epoch, time, test accuracy, learning rate, images/s over the epoch."""
+"""The PyTorch run's curve (the `curve` of its line in bench_train.py statistical's
+tta_runs.jsonl) as a metrics file that `crossbow plot` reads: epoch, time, test accuracy and
+images/s over each epoch, one line an epoch.
+    python3 torch_metrics.py tta_runs.jsonl > torch-he-resnet20-164ep.jsonl"""
 import json, sys
-prev = None
 for line in open(sys.argv[1]):
-    if not line.startswith('{"peer"') or '"epoch"' not in line:
-        continue
-    r = json.loads(line)
-    rate = None if prev is None else (r["images"] - prev["images"]) / (r["time"] - prev["time"])
-    if prev is None:
-        rate = r["images"] / r["time"]
-    print(json.dumps({"epoch": r["epoch"], "time": r["time"], "accuracy": r["accuracy"],
-                      "lr": r["lr"], "images_per_s": rate}))
-    prev = r
+    run = json.loads(line)
+    prev = {"time": 0.0, "images": 0}
+    for point in run["curve"]:
+        rate = (point["images"] - prev["images"]) / (point["time"] - prev["time"])
+        print(json.dumps({"epoch": point["epoch"], "time": point["time"],
+                          "accuracy": point["accuracy"], "images_per_s": rate}))
+        prev = point
