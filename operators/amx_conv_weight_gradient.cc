@@ -18,7 +18,6 @@
 namespace crossbow {
 
 using dnnl::memory;
-using tag = memory::format_tag;
 
 namespace {
 
@@ -153,8 +152,8 @@ void AmxConvWeightGradient::Build(const Shape& x, const Shape& w) {
   m_ = w[0];
   w_shape_ = w;
   flat_ = FlatGeometry(x);
-  x_nhwc_ = memory::desc(dnnl_utils::Dims(x), memory::data_type::bf16, tag::acdb);
-  dy_nhwc_ = memory::desc({n_, m_, h_, w_}, memory::data_type::bf16, tag::acdb);
+  x_nhwc_ = dnnl_utils::ChannelsLastDesc(dnnl_utils::Dims(x), memory::data_type::bf16);
+  dy_nhwc_ = dnnl_utils::ChannelsLastDesc({n_, m_, h_, w_}, memory::data_type::bf16);
 }
 
 int64_t AmxConvWeightGradient::PackBytes(const Shape& x, const Shape& w) {

@@ -47,9 +47,9 @@ void PointwiseConvGradient::Build(int64_t stride, const Shape& x, const Shape& w
   x_shape_ = x;
   w_shape_ = w;
   xs_shape_ = {n, c, oh, ow};
-  x_nhwc_ = memory::desc(Dims(x), type, tag::acdb);
-  dy_nhwc_ = memory::desc({n, m, oh, ow}, type, tag::acdb);
-  xs_nhwc_ = memory::desc(Dims(xs_shape_), type, tag::acdb);
+  x_nhwc_ = ChannelsLastDesc(Dims(x), type);
+  dy_nhwc_ = ChannelsLastDesc({n, m, oh, ow}, type);
+  xs_nhwc_ = ChannelsLastDesc(Dims(xs_shape_), type);
   dy_t_ = memory::desc({m, rows}, type, {1, m});
   xs_ = memory::desc({rows, c}, type, {c, 1});
   dw_ = memory::desc({m, c}, memory::data_type::f32, {c, 1});
