@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
@@ -207,9 +208,13 @@ TEST(Trainer, AutotunerPicksLearnersAndItsIterationsCount) {
   for (const auto& d : r.autotune) EXPECT_GT(d.images_per_second, 0) << d.action;
   EXPECT_GE(r.learners_per_device, 1);
   // Every image the trial iterations trained on is part of the 20 epochs, not extra: the run
-  // ends within one iteration (one batch per learner) of the 20th epoch.
+  // ends within one iteration (one batch per learner) of the 20th epoch. On a loaded machine
+  // the search can still be running then, its last iteration with more learners than the
+  // count it settles on: the bound is the most learners any iteration ran with.
+  int64_t most = r.learners_per_device;
+  for (const auto& d : r.autotune) most = std::max<int64_t>(most, d.learners_per_device);
   EXPECT_GE(r.epochs, 20.0);
-  EXPECT_LT(r.epochs, 20.0 + r.learners_per_device * 8.0 / 512);
+  EXPECT_LT(r.epochs, 20.0 + most * 8.0 / 512);
 }
 
 TEST(Trainer, TheAutotunersOptionsComeFromTheTrainersOwn) {
