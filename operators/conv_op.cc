@@ -53,9 +53,22 @@ bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const 
          p.group == 1 && x[1] >= channels && w[0] >= channels && tiles >= 32;
 }
 
-bool PrefersPointwiseGradient(const ConvParams& p, bool want_bias, Precision precision) {
-  return p.kernel == 1 && p.pad == 0 && p.dilation == 1 && p.group == 1 && !want_bias &&
-         precision == Precision::kBF16 && CpuHasAmx();
+bool PrefersMatmul(const ConvParams& p, const Shape& y, bool bias, Precision precision,
+                   ConvPass pass) {
+  if (p.dilation != 1 || p.group != 1 || bias || precision != Precision::kBF16 || !CpuHasAmx())
+    return false;
+  const bool pointwise = p.kernel == 1 && p.pad == 0;
+  const int64_t plane = y[2] * y[3];
+  const bool small = plane <= 16, strided = p.stride > 1 && plane <= 64;
+  switch (pass) {
+    case ConvPass::kForward:
+      return !pointwise && small;
+    case ConvPass::kBackwardData:
+      return pointwise || small || strided;
+    case ConvPass::kBackwardWeights:
+      return pointwise || strided;
+  }
+  return false;
 }
 
 bool PrefersAmxWeightGradient(const ConvParams& p, const Shape& x, const Shape& w, bool want_bias,
@@ -150,6 +163,14 @@ void ConvOp::Build(const memory::desc& x_md) {
   const Tensor& w = Input(1);
   const Tensor* b = Bias();
   y_shape_ = ConvOutputShape(def(), params_, x.shape(), w.shape(), b ? &b->shape() : nullptr);
+  matmul_.reset();
+  if (PrefersMatmul(params_, y_shape_, b != nullptr, context_->precision(), ConvPass::kForward)) {
+    matmul_.emplace();
+    matmul_->Build(params_.stride, params_.pad, x.shape(), w.shape(), memory::data_type::bf16,
+                   {ConvPass::kForward}, context_);
+    implementation_ = matmul_->forward_implementation;
+    return;
+  }
   ConvDescs descs(params_, x.shape(), w.shape(), y_shape_, b != nullptr, context_->precision());
   auto pd = descs.Forward(context_->engine());
   implementation_ = pd.impl_info_str();
@@ -160,8 +181,14 @@ void ConvOp::Build(const memory::desc& x_md) {
 
 void ConvOp::Run() {
   const memory::desc x_md = DescOf(Input(0));
-  if (forward_.Stale(x_md, Input(1), Bias())) Build(x_md);
+  const bool stale = matmul_ ? matmul_->Stale(Input(0).shape(), Input(1).shape())
+                             : forward_.Stale(x_md, Input(1), Bias());
+  if (stale) Build(x_md);
   Tensor* y = Output(0);
+  if (matmul_) {
+    matmul_->Forward(Input(0), Input(1), y, context_);
+    return;
+  }
   ResizeTo(y, y_shape_, y_md_);
   forward_.Run(Input(0), Input(1), Bias(), Wrap(*y, y_md_, context_), context_);
 }
@@ -181,23 +208,35 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
   x_md_ = x_md;
   dy_md_ = dy_md;
   w_shape_ = w.shape();
-  pointwise_.reset();
-  if (PrefersPointwiseGradient(params_, want_bias_, context_->precision())) {
-    pointwise_.emplace();
-    pointwise_->Build(params_.stride, x.shape(), w.shape(), memory::data_type::bf16, context_);
-    weights_implementation_ = want_weights_ ? pointwise_->weights_implementation : "";
-    data_implementation_ = want_data_ ? pointwise_->data_implementation : "";
-    return;
+  const auto matmul = [&](ConvPass pass) {
+    return PrefersMatmul(params_, y_shape, want_bias_, context_->precision(), pass);
+  };
+  matmul_weights_ = want_weights_ && matmul(ConvPass::kBackwardWeights);
+  matmul_data_ = want_data_ && matmul(ConvPass::kBackwardData);
+  matmul_.reset();
+  if (matmul_weights_ || matmul_data_) {
+    std::vector<ConvPass> passes;
+    if (matmul_weights_) passes.push_back(ConvPass::kBackwardWeights);
+    if (matmul_data_) passes.push_back(ConvPass::kBackwardData);
+    matmul_.emplace();
+    matmul_->Build(params_.stride, params_.pad, x.shape(), w.shape(), memory::data_type::bf16,
+                   passes, context_);
+    if (matmul_weights_) weights_implementation_ = matmul_->weights_implementation;
+    if (matmul_data_) data_implementation_ = matmul_->data_implementation;
   }
   ConvDescs descs(params_, x.shape(), w.shape(), y_shape, want_bias_, context_->precision());
-  auto hint = descs.Forward(context_->engine());
+  w_plain_md_ = descs.w_plain;
+  const bool own_weights = want_weights_ && !matmul_weights_,
+             own_data = want_data_ && !matmul_data_;
   amx_weights_.reset();
-  if (want_weights_ &&
+  if (!own_weights && !own_data) return;
+  auto hint = descs.Forward(context_->engine());
+  if (own_weights &&
       PrefersAmxWeightGradient(params_, x.shape(), w.shape(), want_bias_, context_->precision())) {
     amx_weights_.emplace();
     amx_weights_->Build(x.shape(), w.shape());
     weights_implementation_ = AmxConvWeightGradient::kImplementation;
-  } else if (want_weights_) {
+  } else if (own_weights) {
     auto pd = descs.BackwardWeights(context_->engine(), hint);
     weights_.Build(dnnl::convolution_backward_weights(pd), pd.diff_weights_desc(), descs.w_plain,
                    w.shape());
@@ -205,16 +244,15 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
     bw_x_md_ = pd.src_desc();
     bw_dy_md_ = pd.diff_dst_desc();
   }
-  if (want_data_) {
+  if (own_data) {
     auto pd = descs.BackwardData(context_->engine(), hint);
     data_primitive_ = dnnl::convolution_backward_data(pd);
     data_implementation_ = pd.impl_info_str();
     bd_w_md_ = pd.weights_desc();
     bd_dy_md_ = pd.diff_dst_desc();
     dx_md_ = pd.diff_src_desc();
-    share_dy_ = want_weights_ && !amx_weights_ && bw_dy_md_ == bd_dy_md_;
+    share_dy_ = own_weights && !amx_weights_ && bw_dy_md_ == bd_dy_md_;
   }
-  w_plain_md_ = descs.w_plain;
 }
 
 void ConvGradientOp::Run() {
@@ -223,20 +261,19 @@ void ConvGradientOp::Run() {
   const Tensor& dy = Input(2);
   memory::desc x_md = DescOf(x), dy_md = DescOf(dy);
   if (x_md != x_md_ || dy_md != dy_md_ || w.shape() != w_shape_) Build(x_md, dy_md);
-  if (pointwise_) {
-    pointwise_->Run(x, w, dy, HasOutput(0) ? Output(0) : nullptr, want_data_ ? Output(2) : nullptr,
-                    context_);
-    return;
+  if (matmul_) {
+    matmul_->Backward(x, w, dy, matmul_weights_ ? Output(0) : nullptr,
+                      matmul_data_ ? Output(2) : nullptr, context_);
   }
   memory dy_for_weights;
   if (amx_weights_) {
     amx_weights_->Run(x, dy, Output(0), context_);
-  } else if (want_weights_) {
+  } else if (want_weights_ && !matmul_weights_) {
     dy_for_weights = dy_for_weights_.Convert(dy, dy_md_, bw_dy_md_, context_);
     weights_.Run(x_for_weights_.Convert(x, x_md_, bw_x_md_, context_), dy_for_weights,
                  HasOutput(0) ? Output(0) : nullptr, want_bias_ ? Output(1) : nullptr, context_);
   }
-  if (want_data_)
+  if (want_data_ && !matmul_data_)
     BackwardData(
         w, share_dy_ ? dy_for_weights : dy_for_data_.Convert(dy, dy_md_, bd_dy_md_, context_));
 }

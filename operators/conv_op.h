@@ -4,7 +4,7 @@
 
 #include "crossbow/core/operator.h"
 #include "operators/amx_conv_weight_gradient.h"
-#include "operators/pointwise_conv_gradient.h"
+#include "operators/matmul_conv.h"
 #include "operators/reorder_cache.h"
 #include "operators/weight_gradient.h"
 #include "operators/weighted_forward.h"
@@ -22,9 +22,6 @@ struct ConvParams {
 Shape ConvOutputShape(const OperatorDef& def, const ConvParams& p, const Shape& x, const Shape& w,
                       const Shape* b);
 
-// The three passes of a convolution, each of which may run on its own algorithm.
-enum class ConvPass { kForward, kBackwardData, kBackwardWeights };
-
 // Whether a convolution's `pass` runs as Winograd F(4x4, 3x3) rather than direct: 3x3, stride 1,
 // no dilation or groups, fp32, at least 32 output tiles of 4x4 over the batch, and at least 32
 // input and output channels (16 for the weight gradient). Winograd does 2.25x fewer
@@ -37,13 +34,26 @@ enum class ConvPass { kForward, kBackwardData, kBackwardWeights };
 bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y,
                      Precision precision, ConvPass pass);
 
-// Whether ConvGradient computes the gradients as matrix products (PointwiseConvGradient) rather
-// than with oneDNN's backward convolutions: 1x1, no padding, dilation or groups, no bias
-// gradient, bf16, on a CPU with AMX. There oneDNN 2.6 runs 1x1 convolutions' backward passes on
-// its older AMX convolution kernels, at 60-150 GFLOP/s on ResNet-50's 8x8 and 4x4 layers, where
-// its AMX matrix product does the same sums at 150-670: ResNet-50 at 128 px spent 242 ms a step
-// in them, 107 as matrix products (docs/results.md, issue 33).
-bool PrefersPointwiseGradient(const ConvParams& p, bool want_bias, Precision precision);
+// Whether a convolution's `pass` runs as matrix products over channels-last rows (MatmulConv)
+// rather than on oneDNN's convolutions: no dilation, groups or bias, bf16, on a CPU with AMX,
+// and
+//   - a 1x1 convolution without padding: the two gradient passes (the forward stays oneDNN's
+//     brgconv_1x1);
+//   - any other on a plane Y of at most 16 positions (ResNet-18's and ResNet-50's 4x4 layers
+//     at 128 px): the forward pass and dX;
+//   - any other with a stride above 1 on a plane of at most 64: dX and dW.
+// oneDNN 2.6's older AMX convolution kernels, which every bf16 backward pass runs on, did the
+// 1x1 layers' gradients at 60-150 GFLOP/s and the strided 3x3 ones' at 90-400, and its forward
+// `brgconv` fills a quarter of each tile on a 4x4 plane; its AMX matrix product does the same
+// sums at 350-900 (docs/results.md, issue 33). ResNet-50 at 128 px spent 242 ms a step in the
+// 1x1 gradients, 107 as matrix products. ResNet-18's 4x4 layers at 128 px, batch 16, one
+// thread: forward 3.1 against 2.2 ms and dX 4.0 against 3.0 plus the fold, and their weight
+// conversions, two blocked ones against two plain (1.7 against 1.2 ms each); the strided
+// 256-to-512 layer's gradients 9.3 against 3.1. Their dW on a 4x4 plane stays
+// AmxConvWeightGradient's (2.7 ms against the product's 3.1 and the unfolding), and 8x8 planes
+// at stride 1 stay oneDNN's (256 channels: 2.5 against 5.3 ms, most of it the unfolding).
+bool PrefersMatmul(const ConvParams& p, const Shape& y, bool bias, Precision precision,
+                   ConvPass pass);
 
 // Whether ConvGradient computes dW on AMX tiles (AmxConvWeightGradient) rather than with
 // oneDNN's backward-weights convolution: 3x3, stride 1, padding 1, no dilation, groups or bias
@@ -74,7 +84,8 @@ class ConvOp final : public Operator<CPUContext> {
   const Tensor* Bias() { return InputSize() == 3 ? &Input(2) : nullptr; }
 
   ConvParams params_;
-  dnnl::memory::desc y_md_;  // the layout the primitive picked
+  std::optional<MatmulConv> matmul_;  // where PrefersMatmul
+  dnnl::memory::desc y_md_;           // the layout the primitive picked
   Shape y_shape_;
   std::string implementation_;
   WeightedForwardPass forward_;
@@ -106,7 +117,8 @@ class ConvGradientOp final : public Operator<CPUContext> {
   dnnl::convolution_backward_data data_primitive_;
   std::string weights_implementation_, data_implementation_;
   ReorderCache x_for_weights_, dy_for_weights_, w_for_data_, dy_for_data_;
-  std::optional<PointwiseConvGradient> pointwise_;    // where PrefersPointwiseGradient
+  std::optional<MatmulConv> matmul_;  // for the passes where PrefersMatmul
+  bool matmul_weights_ = false, matmul_data_ = false;
   std::optional<AmxConvWeightGradient> amx_weights_;  // where PrefersAmxWeightGradient
 };
 

@@ -28,7 +28,7 @@ const ConvCase kCases[] = {
     {3, 3, 4, 5, 5, 1, 1, 0, 1, 1, false},      // 1x1
     {2, 32, 16, 15, 32, 3, 1, 1, 1, 1, true},   // Winograd (PrefersWinograd), a partial tile
     {1, 1024, 2, 2, 16, 1, 1, 0, 1, 1, false},  // dW's rows 4 KiB apart (BlockedToPlainCopy)
-    {2, 16, 7, 6, 24, 1, 2, 0, 1, 1, false},    // 1x1 stride 2 (PrefersPointwiseGradient)
+    {2, 16, 7, 6, 24, 1, 2, 0, 1, 1, false},    // 1x1 stride 2 (PrefersMatmul)
     {2, 16, 16, 15, 16, 3, 1, 1, 1, 1, true},   // Winograd for dW only, direct forward and dX
 };
 
@@ -262,70 +262,142 @@ TEST(Conv, WinogradRunsWherePreferred) {
   }
 }
 
-TEST(Conv, PointwiseGradientOnlyWhereItPays) {
-  const auto prefers = [](const ConvCase& c, bool bias, Precision precision) {
-    return PrefersPointwiseGradient(ConvParams(ConvDef(c)), bias, precision);
-  };
-  const ConvCase pointwise = kCases[4], strided = kCases[7];
-  EXPECT_EQ(prefers(pointwise, false, Precision::kBF16), CpuHasAmx());
-  EXPECT_EQ(prefers(strided, false, Precision::kBF16), CpuHasAmx());
-  EXPECT_FALSE(prefers(pointwise, true, Precision::kBF16));
-  EXPECT_FALSE(prefers(pointwise, false, Precision::kFP32));
-  for (const ConvCase& c : {kCases[0], kCases[1], kCases[3]})
-    EXPECT_FALSE(prefers(c, false, Precision::kBF16));
-  ConvCase padded = pointwise, grouped = strided;
-  padded.pad = 1;
-  grouped.group = 2;
-  EXPECT_FALSE(prefers(padded, false, Precision::kBF16));
-  EXPECT_FALSE(prefers(grouped, false, Precision::kBF16));
+bool CasePrefersMatmul(const ConvCase& c, bool bias, Precision precision, ConvPass pass) {
+  const OperatorDef def = ConvDef(c);
+  const ConvParams p(def);
+  const Shape y = ConvOutputShape(def, p, {c.n, c.c, c.h, c.w},
+                                  {c.m, c.c / c.group, c.kernel, c.kernel}, nullptr);
+  return PrefersMatmul(p, y, bias, precision, pass);
 }
 
-// The matrix products give the convolution's gradients, with X and dY in any layout and dX
-// in nhwc: against the convolution path in fp32 (on every CPU) and, where the CPU has bf16,
-// in bf16, where both read the same bfloat16 values and differ only in summation order.
-TEST(Conv, PointwiseGradientEqualsTheConvolutions) {
+TEST(Conv, MatmulOnlyWhereItPays) {
+  const auto passes = [](const ConvCase& c, bool bias = false,
+                         Precision precision = Precision::kBF16) {
+    return std::vector<bool>{CasePrefersMatmul(c, bias, precision, ConvPass::kForward),
+                             CasePrefersMatmul(c, bias, precision, ConvPass::kBackwardData),
+                             CasePrefersMatmul(c, bias, precision, ConvPass::kBackwardWeights)};
+  };
+  // Forward, data gradient, weight gradient.
+  const bool amx = CpuHasAmx();
+  const std::vector<bool> none = {false, false, false}, gradients = {false, amx, amx},
+                          forward_and_data = {amx, amx, false};
+  // 1x1 without padding: the gradients, at any stride and plane.
+  EXPECT_EQ(passes(kCases[4]), gradients);
+  EXPECT_EQ(passes(kCases[7]), gradients);
+  // 3x3: the forward pass and dX on a plane of at most 16 positions; the gradients of a strided
+  // one up to 64.
+  const ConvCase small = {2, 32, 4, 4, 48, 3, 1, 1, 1, 1, false};
+  ConvCase strided = small, strided_wide = small, plane_64 = small, odd = small;
+  strided.h = strided.w = 16;
+  strided.stride = 2;  // 8x8
+  strided_wide.h = strided_wide.w = 17;
+  strided_wide.stride = 2;  // 9x9
+  plane_64.h = plane_64.w = 8;
+  odd.h = 5;  // 5x4
+  EXPECT_EQ(passes(small), forward_and_data);
+  EXPECT_EQ(passes(strided), gradients);
+  EXPECT_EQ(passes(strided_wide), none);
+  EXPECT_EQ(passes(plane_64), none);
+  EXPECT_EQ(passes(odd), none);
+  // Never with a bias, in fp32, dilated, grouped, or a padded 1x1.
+  EXPECT_EQ(passes(small, /*bias=*/true), none);
+  EXPECT_EQ(passes(small, false, Precision::kFP32), none);
+  ConvCase dilated = small, grouped = small, padded = kCases[4];
+  dilated.dilation = 2;
+  dilated.pad = 2;
+  grouped.group = 2;
+  padded.pad = 1;
+  for (const ConvCase& c : {dilated, grouped, padded}) EXPECT_EQ(passes(c), none);
+}
+
+// The matrix products give the convolution and its gradients, with X and dY in any layout and
+// Y and dX in nhwc: against the convolution path in fp32 (on every CPU) and, where the CPU has
+// bf16, in bf16, where both read the same bfloat16 values and differ only in summation order.
+// Then Conv and ConvGradient in bf16 run them exactly where PrefersMatmul says.
+TEST(Conv, MatmulEqualsTheConvolutions) {
   std::vector<Precision> precisions = {Precision::kFP32};
   if (CpuHasBf16()) precisions.push_back(Precision::kBF16);
   ConvCase wide = kCases[7];
   wide.c = 64;
   wide.m = 48;
+  const ConvCase cases[] = {
+      kCases[4],
+      kCases[6],
+      kCases[7],
+      wide,
+      {3, 48, 4, 5, 24, 3, 1, 1, 1, 1, false},  // 3x3 on a small plane, 32 + 16 channels
+      {2, 20, 9, 8, 16, 3, 2, 1, 1, 1, false},  // strided, odd sizes, C not a multiple of 16
+      {2, 8, 7, 7, 8, 5, 2, 2, 1, 1, false},    // 5x5
+      {2, 16, 6, 6, 16, 3, 1, 0, 1, 1, false},  // no padding
+  };
   for (const Precision precision : precisions) {
-    for (const ConvCase& c : {kCases[4], kCases[6], kCases[7], wide}) {
+    for (const ConvCase& c : cases) {
       SCOPED_TRACE(::testing::Message() << PrecisionName(precision) << " C=" << c.c << " M=" << c.m
-                                        << " stride=" << c.stride);
+                                        << " k=" << c.kernel << " stride=" << c.stride);
       OpHarness h;
       h.context().set_precision(precision);
       FeedConv(h, c);
       h.Run(ConvDef(c));
       h.Feed("dY", h.ShapeOf("Y"));
       CopyToBlocked(h, "dY", "dYb");
-      // The convolution path, on the inputs as the pointwise one reads them.
+      CopyToBlocked(h, "X", "Xb");
+      // The convolution path, on the inputs as the products read them.
       for (const char* name : {"X", "W", "dY"}) {
         if (precision == Precision::kBF16) RoundBlobToBf16(h, name);
       }
       OpHarness reference;
       for (const char* name : {"X", "W", "dY"})
         reference.Feed(name, h.ShapeOf(name), h.Fetch(name));
+      reference.Run(ConvDef(c));
       reference.Run(
           MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "", "dX"}, ConvDef(c).args));
       const memory::data_type type =
           precision == Precision::kBF16 ? memory::data_type::bf16 : memory::data_type::f32;
-      PointwiseConvGradient pointwise;
-      pointwise.Build(c.stride, h.ShapeOf("X"), h.ShapeOf("W"), type, &h.context());
+      const auto expect_rounding = [&](const char* name, const char* input) {
+        if (precision == Precision::kBF16) {
+          ExpectBf16RoundingOf(h.Fetch(name), reference.Fetch(name), input);
+        } else {
+          EXPECT_LT(MaxAbsDiff(h.Fetch(name), reference.Fetch(name)), 1e-4f) << input;
+        }
+      };
+      MatmulConv forward, backward;
+      forward.Build(c.stride, c.pad, h.ShapeOf("X"), h.ShapeOf("W"), type, {ConvPass::kForward},
+                    &h.context());
+      backward.Build(c.stride, c.pad, h.ShapeOf("X"), h.ShapeOf("W"), type,
+                     {ConvPass::kBackwardWeights, ConvPass::kBackwardData}, &h.context());
+      for (const char* x : {"X", "Xb"}) {
+        Tensor* y = h.ws().CreateTensor("Y");
+        forward.Forward(*h.ws().GetTensor(x), *h.ws().GetTensor("W"), y, &h.context());
+        expect_rounding("Y", x);
+        EXPECT_EQ(dnnl_utils::DescOf(*y),
+                  memory::desc(dnnl_utils::Dims(h.ShapeOf("Y")), type, memory::format_tag::acdb));
+      }
       for (const char* dy : {"dY", "dYb"}) {
         Tensor* dw = h.ws().CreateTensor("dW");
         Tensor* dx = h.ws().CreateTensor("dX");
-        pointwise.Run(*h.ws().GetTensor("X"), *h.ws().GetTensor("W"), *h.ws().GetTensor(dy), dw, dx,
-                      &h.context());
+        backward.Backward(*h.ws().GetTensor("Xb"), *h.ws().GetTensor("W"), *h.ws().GetTensor(dy),
+                          dw, dx, &h.context());
         // Products of bfloat16 values are exact in fp32: dW differs by summation order only.
         EXPECT_LT(MaxAbsDiff(h.Fetch("dW"), reference.Fetch("dW")), 1e-4f) << dy;
-        if (precision == Precision::kBF16) {
-          ExpectBf16RoundingOf(h.Fetch("dX"), reference.Fetch("dX"), dy);
-        } else {
-          EXPECT_LT(MaxAbsDiff(h.Fetch("dX"), reference.Fetch("dX")), 1e-4f) << dy;
-        }
+        expect_rounding("dX", dy);
         EXPECT_EQ(dnnl_utils::DescOf(*dx),
                   memory::desc(dnnl_utils::Dims(h.ShapeOf("X")), type, memory::format_tag::acdb));
+      }
+      if (precision != Precision::kBF16) continue;
+      const OperatorDef def = ConvDef(c);
+      ConvOp conv(def, &h.ws(), &h.context());
+      conv.Run();
+      ConvGradientOp gradient(
+          MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "", "dX"}, def.args), &h.ws(),
+          &h.context());
+      gradient.Run();
+      const std::pair<ConvPass, std::string> runs[] = {
+          {ConvPass::kForward, conv.implementation()},
+          {ConvPass::kBackwardData, gradient.data_implementation()},
+          {ConvPass::kBackwardWeights, gradient.weights_implementation()}};
+      for (const auto& [pass, name] : runs) {
+        EXPECT_EQ(name.rfind("matmul:", 0) == 0, CasePrefersMatmul(c, false, precision, pass))
+            << name;
       }
     }
   }
