@@ -12,8 +12,17 @@ void Scale(float scale, float* x, int64_t n) {
 }
 
 bool AllFinite(const float* __restrict x, int64_t n) {
-  int bad = 0;  // x - x is 0 for finite x, NaN for NaN and infinity: one vectorised pass
-  for (int64_t i = 0; i < n; ++i) bad |= !(x[i] - x[i] == 0.f);
+  // x - x is 0 for finite x, NaN for NaN and infinity: one vectorised pass. It reads the four
+  // quarters side by side: a gradient of tens of MB comes from memory, and one thread reads
+  // four streams faster than one (ResNet-18's 45 MB in its bf16 step at 128 px: 3.5 against
+  // 4.6 ms on an Intel Xeon with AMX, docs/results.md, issue 33).
+  const int64_t quarter = n / 4;
+  const float *a = x, *b = x + quarter, *c = x + 2 * quarter, *d = x + 3 * quarter;
+  int bad = 0;
+  for (int64_t i = 0; i < quarter; ++i)
+    bad |= !(a[i] - a[i] == 0.f) | !(b[i] - b[i] == 0.f) | !(c[i] - c[i] == 0.f) |
+           !(d[i] - d[i] == 0.f);
+  for (int64_t i = 4 * quarter; i < n; ++i) bad |= !(x[i] - x[i] == 0.f);
   return bad == 0;
 }
 
