@@ -44,14 +44,14 @@ bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const 
 //   - any other with a stride above 1 on a plane of at most 64: dX and dW.
 // oneDNN 2.6's older AMX convolution kernels, which every bf16 backward pass runs on, did the
 // 1x1 layers' gradients at 60-150 GFLOP/s and the strided 3x3 ones' at 90-400, and its forward
-// `brgconv` fills a quarter of each tile on a 4x4 plane; its AMX matrix product does the same
+// `brgconv` ran the 4x4 plane at 305-384 (1,400 at 32x32); its AMX matrix product does the same
 // sums at 350-900 (docs/results.md, issue 33). ResNet-50 at 128 px spent 242 ms a step in the
 // 1x1 gradients, 107 as matrix products. ResNet-18's 4x4 layers at 128 px, batch 16, one
-// thread: forward 3.1 against 2.2 ms and dX 4.0 against 3.0 plus the fold, and their weight
-// conversions, two blocked ones against two plain (1.7 against 1.2 ms each); the strided
-// 256-to-512 layer's gradients 9.3 against 3.1. Their dW on a 4x4 plane stays
-// AmxConvWeightGradient's (2.7 ms against the product's 3.1 and the unfolding), and 8x8 planes
-// at stride 1 stay oneDNN's (256 channels: 2.5 against 5.3 ms, most of it the unfolding).
+// thread: forward 3.1 against 2.3 ms and dX 4.0 against 3.2 plus the fold, their weight
+// conversions two blocked against two plain (1.7 against 1.1 ms each); the strided 256-to-512
+// layer's gradients 9.3 against 3.7. Their dW on a 4x4 plane stays AmxConvWeightGradient's
+// (2.7 ms against the product's 3.1 and the unfolding), and 8x8 planes at stride 1 stay
+// oneDNN's (256 channels: 2.1 against 3.0 ms plus the unfolding).
 bool PrefersMatmul(const ConvParams& p, const Shape& y, bool bias, Precision precision,
                    ConvPass pass);
 
