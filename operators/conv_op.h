@@ -51,7 +51,7 @@ bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const 
 // conversions two blocked against two plain (1.7 against 1.1 ms each); the strided 256-to-512
 // layer's gradients 9.3 against 3.7. Their dW on a 4x4 plane stays AmxConvWeightGradient's
 // (2.7 ms against the product's 3.1 and the unfolding), and 8x8 planes at stride 1 stay
-// oneDNN's (256 channels: 2.1 against 3.0 ms plus the unfolding).
+// oneDNN's (256 channels: 2.4 against 3.4 ms plus the unfolding).
 bool PrefersMatmul(const ConvParams& p, const Shape& y, bool bias, Precision precision,
                    ConvPass pass);
 
@@ -67,8 +67,9 @@ bool PrefersMatmul(const ConvParams& p, const Shape& y, bool bias, Precision pre
 bool PrefersAmxWeightGradient(const ConvParams& p, const Shape& x, const Shape& w, bool want_bias,
                               Precision precision);
 
-// Y = conv(X, W) + b on oneDNN. The primitive picks the activation and weight layouts (blocked);
-// X is reordered only when it arrives in another layout, the plain W every run (cached reorder).
+// Y = conv(X, W) + b on oneDNN, or as MatmulConv's product where PrefersMatmul says so. The
+// primitive picks the activation and weight layouts (blocked; nhwc for bf16 on AMX); X is
+// reordered only when it arrives in another layout, the plain W every run (cached reorder).
 // In the context's precision bf16, X (unless it already is) and W are converted to bfloat16 in
 // those reorders and Y is written in bfloat16, as ConvGradientOp writes dX (dW stays fp32).
 class ConvOp final : public Operator<CPUContext> {
@@ -76,7 +77,8 @@ class ConvOp final : public Operator<CPUContext> {
   ConvOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
   void Run() override;
   // oneDNN's name for the primitive the latest run built ("jit_wino_4x3:avx512_core" is
-  // Winograd): what shows that Winograd runs where PrefersWinograd asks for it.
+  // Winograd; "matmul:" and its matmul's is MatmulConv): what shows that each path runs where
+  // PrefersWinograd and PrefersMatmul ask for it.
   const std::string& implementation() const { return implementation_; }
 
  private:
@@ -97,8 +99,8 @@ class ConvGradientOp final : public Operator<CPUContext> {
  public:
   ConvGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context);
   void Run() override;
-  // As ConvOp::implementation, of the backward-weights and backward-data primitives ("" for
-  // a pass that does not run).
+  // As ConvOp::implementation, of the backward-weights and backward-data passes ("" for a pass
+  // that does not run; AmxConvWeightGradient::kImplementation for ours).
   const std::string& weights_implementation() const { return weights_implementation_; }
   const std::string& data_implementation() const { return data_implementation_; }
 

@@ -22,8 +22,8 @@ enum class ConvPass { kForward, kBackwardData, kBackwardWeights };
 // bf16 by AVX-512 permutes. A 1x1 convolution without stride or padding reads X as Xu and
 // writes dXu as dX. X and dY are reordered to nhwc where they arrive in another layout; Y and
 // dX are written in it. W is read in the activations' type, converted from the plain fp32 W
-// on every run (a plain conversion: 0.7 against a blocked layout's 1.7 ms for 512x512x3x3
-// from memory).
+// on every run (a plain conversion: 0.7-0.9 against a blocked layout's 1.7 ms for
+// 512x512x3x3 from memory).
 // Conv and ConvGradient run it where PrefersMatmul (conv_op.h) says so.
 class MatmulConv {
  public:

@@ -232,6 +232,21 @@ TEST(Conv, WinogradOnlyWhereItPays) {
   }
 }
 
+// oneDNN's (or our) name for what each pass of Conv and ConvGradient ran on, for case `c` with
+// X, W (and b) and dY fed to `h`.
+std::vector<std::pair<ConvPass, std::string>> PassImplementations(OpHarness& h, const ConvCase& c) {
+  const OperatorDef def = ConvDef(c);
+  ConvOp forward(def, &h.ws(), &h.context());
+  forward.Run();
+  ConvGradientOp backward(
+      MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", c.bias ? "db" : "", "dX"}, def.args),
+      &h.ws(), &h.context());
+  backward.Run();
+  return {{ConvPass::kForward, forward.implementation()},
+          {ConvPass::kBackwardData, backward.data_implementation()},
+          {ConvPass::kBackwardWeights, backward.weights_implementation()}};
+}
+
 // Where oneDNN has Winograd (avx512_core and up), each pass runs it exactly where
 // PrefersWinograd picks it for that pass: a regression to direct (conv_op.cc's
 // dnnl_unimplemented fallback) would pass every numerical test and lose what Winograd gained.
@@ -245,18 +260,7 @@ TEST(Conv, WinogradRunsWherePreferred) {
     OpHarness h;
     FeedConv(h, c);
     h.Feed("dY", {c.n, c.m, c.h, c.w});
-    const OperatorDef def = ConvDef(c);
-    ConvOp forward(def, &h.ws(), &h.context());
-    forward.Run();
-    ConvGradientOp backward(
-        MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "db", "dX"}, def.args), &h.ws(),
-        &h.context());
-    backward.Run();
-    const std::pair<ConvPass, std::string> runs[] = {
-        {ConvPass::kForward, forward.implementation()},
-        {ConvPass::kBackwardData, backward.data_implementation()},
-        {ConvPass::kBackwardWeights, backward.weights_implementation()}};
-    for (const auto& [pass, name] : runs) {
+    for (const auto& [pass, name] : PassImplementations(h, c)) {
       EXPECT_EQ(name.find("wino") != std::string::npos, CasePrefersWinograd(c, pass)) << name;
     }
   }
@@ -384,18 +388,7 @@ TEST(Conv, MatmulEqualsTheConvolutions) {
                   memory::desc(dnnl_utils::Dims(h.ShapeOf("X")), type, memory::format_tag::acdb));
       }
       if (precision != Precision::kBF16) continue;
-      const OperatorDef def = ConvDef(c);
-      ConvOp conv(def, &h.ws(), &h.context());
-      conv.Run();
-      ConvGradientOp gradient(
-          MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "", "dX"}, def.args), &h.ws(),
-          &h.context());
-      gradient.Run();
-      const std::pair<ConvPass, std::string> runs[] = {
-          {ConvPass::kForward, conv.implementation()},
-          {ConvPass::kBackwardData, gradient.data_implementation()},
-          {ConvPass::kBackwardWeights, gradient.weights_implementation()}};
-      for (const auto& [pass, name] : runs) {
+      for (const auto& [pass, name] : PassImplementations(h, c)) {
         EXPECT_EQ(name.rfind("matmul:", 0) == 0, CasePrefersMatmul(c, false, precision, pass))
             << name;
       }

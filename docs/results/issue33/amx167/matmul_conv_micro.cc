@@ -1,6 +1,11 @@
-// Issue 33, nineteenth session: bf16 3x3 convolutions of ResNet-18/50 at batch 16, one thread,
-// as oneDNN 2.6's convolution primitives against im2col + its matmul, each pass alone and
-// warm (median of 20 runs): the evidence behind PrefersMatmul (operators/conv_op.h).
+// Issue 33, nineteenth session, one thread, the evidence behind PrefersMatmul and MatmulConv
+// (operators/conv_op.h, matmul_conv.h), three parts:
+//  1. bf16 3x3 convolutions of ResNet-18/50 at batch 16 as oneDNN 2.6's convolution primitives
+//     against im2col + its matmul, each pass alone and warm (median of 20; im2col a plain loop);
+//  2. the products with W in its plain layout (read transposed for Y = Xu W^T) against the
+//     layout the matmul picks ("any"), with the fp32 -> bf16 conversion each needs;
+//  3. that conversion of 3x3 weights into the plain oihw and into ohwi (the order Xu's columns
+//     would need for a memcpy unfolding), warm and cold (64 MiB written between runs).
 // g++ -O2 -march=native -std=c++17 matmul_conv_micro.cc -ldnnl && OMP_NUM_THREADS=1 ./a.out
 #include <algorithm>
 #include <chrono>
@@ -8,16 +13,19 @@
 #include <cstring>
 #include <functional>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <tuple>
 #include <vector>
 using namespace dnnl;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 using dims = memory::dims;
-static double TimeMs(const std::function<void()>& f, int reps = 20) {
+static double TimeMs(
+    const std::function<void()>& f, const std::function<void()>& before = [] {}) {
   f();
   f();
   std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
+  for (int r = 0; r < 20; ++r) {
+    before();
     auto a = std::chrono::steady_clock::now();
     f();
     t.push_back(
@@ -31,9 +39,7 @@ static void Fill(memory& m) {
   size_t n = m.get_desc().get_size();
   for (size_t i = 0; i < n; ++i) p[i] = (i * 7919 % 251) & 0x3f;  // small bf16/f32 bit patterns
 }
-int main() {
-  engine eng(engine::kind::cpu, 0);
-  stream s(eng);
+static void ConvAgainstMatmul(engine& eng, stream& s) {
   struct S {
     int mb, c, m, h, stride;
   };
@@ -155,4 +161,90 @@ int main() {
     printf("  matmul fwd %6.3f  bwd_d %6.3f  bwd_w %6.3f ms   (%s | %s | %s)  im2col naive %6.3f\n",
            mtf, mtd, mtw, mf.impl_info_str(), md.impl_info_str(), mw.impl_info_str(), tic);
   }
+}
+static void WeightsLayout(engine& eng, stream& s) {
+  for (auto [M, K, N] : std::vector<std::tuple<long, long, long>>{
+           {256, 4608, 512}, {256, 2304, 512}, {1024, 1152, 256}}) {
+    memory::desc xcol({M, K}, dt::bf16, tag::ab), wTp({K, N}, dt::bf16, dims{1, K}),
+        wTany({K, N}, dt::bf16, tag::any), wNp({N, K}, dt::bf16, tag::ab),
+        wNany({N, K}, dt::bf16, tag::any), ymd({M, N}, dt::bf16, tag::ab),
+        dxcol({M, K}, dt::f32, tag::ab);
+    memory::desc wTf32({K, N}, dt::f32, dims{1, K}), wNf32({N, K}, dt::f32, tag::ab);
+    matmul::primitive_desc fp({xcol, wTp, ymd}, eng), fa({xcol, wTany, ymd}, eng),
+        dp({ymd, wNp, dxcol}, eng), da({ymd, wNany, dxcol}, eng);
+    memory XC(xcol, eng), YM(ymd, eng), DXC(dxcol, eng), WF(wNf32, eng), WB(wNp, eng),
+        WFA(fa.weights_desc(), eng), WDA(da.weights_desc(), eng);
+    Fill(XC);
+    Fill(YM);
+    Fill(WF);
+    reorder rp(memory(wNf32, eng, WF.get_data_handle()), WB),
+        rfa(memory(wTf32, eng, WF.get_data_handle()), WFA), rda(WF, WDA);
+    memory WFn(wNf32, eng, WF.get_data_handle()), WFt(wTf32, eng, WF.get_data_handle());
+    double trp = TimeMs([&] {
+      rp.execute(s, WFn, WB);
+      s.wait();
+    });
+    double trfa = TimeMs([&] {
+      rfa.execute(s, WFt, WFA);
+      s.wait();
+    });
+    double trda = TimeMs([&] {
+      rda.execute(s, WF, WDA);
+      s.wait();
+    });
+    matmul mfp(fp), mfa(fa), mdp(dp), mda(da);
+    double a = TimeMs([&] {
+      mfp.execute(s, {{DNNL_ARG_SRC, XC},
+                      {DNNL_ARG_WEIGHTS, memory(wTp, eng, WB.get_data_handle())},
+                      {DNNL_ARG_DST, YM}});
+      s.wait();
+    });
+    double b = TimeMs([&] {
+      mfa.execute(s, {{DNNL_ARG_SRC, XC}, {DNNL_ARG_WEIGHTS, WFA}, {DNNL_ARG_DST, YM}});
+      s.wait();
+    });
+    double c = TimeMs([&] {
+      mdp.execute(s, {{DNNL_ARG_SRC, YM}, {DNNL_ARG_WEIGHTS, WB}, {DNNL_ARG_DST, DXC}});
+      s.wait();
+    });
+    double d = TimeMs([&] {
+      mda.execute(s, {{DNNL_ARG_SRC, YM}, {DNNL_ARG_WEIGHTS, WDA}, {DNNL_ARG_DST, DXC}});
+      s.wait();
+    });
+    printf(
+        "M%ld K%ld N%ld: fwd plain %.3f (+conv %.3f) any %.3f (+reorder %.3f); data plain %.3f any "
+        "%.3f (+reorder %.3f)\n",
+        M, K, N, a, trp, b, trfa, c, d, trda);
+  }
+}
+static void WeightConversion(engine& eng, stream& s) {
+  std::vector<char> big(64 << 20, 1);
+  auto flush = [&] {
+    for (size_t i = 0; i < big.size(); i += 64) big[i]++;
+  };
+  for (int c : {512, 256}) {
+    memory src({{512, c, 3, 3}, dt::f32, tag::oihw}, eng),
+        a({{512, c, 3, 3}, dt::bf16, tag::oihw}, eng),
+        b({{512, c, 3, 3}, dt::bf16, tag::ohwi}, eng);
+    float* p = (float*)src.get_data_handle();
+    for (size_t i = 0; i < 512ul * c * 9; ++i) p[i] = i * 1e-6f;
+    reorder ra(src, a), rb(src, b);
+    auto pa = reorder::primitive_desc(src, a), pb = reorder::primitive_desc(src, b);
+    printf(
+        "512x%dx3x3 f32 oihw -> bf16 oihw %s warm %.3f cold %.3f; -> bf16 ohwi %s warm %.3f cold "
+        "%.3f ms\n",
+        c, pa.impl_info_str(), TimeMs([&] { ra.execute(s, src, a); }),
+        TimeMs([&] { ra.execute(s, src, a); }, flush), pb.impl_info_str(),
+        TimeMs([&] { rb.execute(s, src, b); }), TimeMs([&] { rb.execute(s, src, b); }, flush));
+  }
+}
+int main() {
+  engine eng(engine::kind::cpu, 0);
+  stream s(eng);
+  printf("== 1. convolution against matmul\n");
+  ConvAgainstMatmul(eng, s);
+  printf("== 2. W plain against the matmul's layout\n");
+  WeightsLayout(eng, s);
+  printf("== 3. fp32 oihw -> bf16\n");
+  WeightConversion(eng, s);
 }
