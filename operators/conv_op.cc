@@ -166,8 +166,8 @@ void ConvOp::Build(const memory::desc& x_md) {
   matmul_.reset();
   if (PrefersMatmul(params_, y_shape_, b != nullptr, context_->precision(), ConvPass::kForward)) {
     matmul_.emplace();
-    matmul_->Build(params_.stride, params_.pad, x.shape(), w.shape(), memory::data_type::bf16,
-                   {ConvPass::kForward}, context_);
+    matmul_->Build(params_.stride, params_.pad, x.shape(), w.shape(), y_shape_,
+                   memory::data_type::bf16, {ConvPass::kForward}, context_);
     implementation_ = matmul_->forward_implementation;
     return;
   }
@@ -219,8 +219,8 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
     if (matmul_weights_) passes.push_back(ConvPass::kBackwardWeights);
     if (matmul_data_) passes.push_back(ConvPass::kBackwardData);
     matmul_.emplace();
-    matmul_->Build(params_.stride, params_.pad, x.shape(), w.shape(), memory::data_type::bf16,
-                   passes, context_);
+    matmul_->Build(params_.stride, params_.pad, x.shape(), w.shape(), y_shape,
+                   memory::data_type::bf16, passes, context_);
     if (matmul_weights_) weights_implementation_ = matmul_->weights_implementation;
     if (matmul_data_) data_implementation_ = matmul_->data_implementation;
   }

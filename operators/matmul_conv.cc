@@ -163,24 +163,16 @@ void FoldLoop(const Geometry& g, const float* dxu, T* dx) {
 
 }  // namespace
 
-void MatmulConv::Build(int64_t stride, int64_t pad, const Shape& x, const Shape& w,
+void MatmulConv::Build(int64_t stride, int64_t pad, const Shape& x, const Shape& w, const Shape& y,
                        memory::data_type type, const std::vector<ConvPass>& passes,
                        CPUContext* ctx) {
-  const int64_t n = x[0], c = x[1], m = w[0], kernel = w[2];
-  g_ = {n,
-        x[2],
-        x[3],
-        c,
-        (x[2] + 2 * pad - kernel) / stride + 1,
-        (x[3] + 2 * pad - kernel) / stride + 1,
-        kernel,
-        stride,
-        pad};
+  const int64_t n = x[0], c = x[1], m = w[0], kernel = w[2], oh = y[2], ow = y[3];
+  g_ = {n, x[2], x[3], c, oh, ow, kernel, stride, pad};
   unfolded_ = kernel == 1 && stride == 1 && pad == 0;
   x_shape_ = x;
   w_shape_ = w;
-  y_shape_ = {n, m, g_.oh, g_.ow};
-  const int64_t rows = n * g_.oh * g_.ow, depth = c * kernel * kernel;
+  y_shape_ = y;
+  const int64_t rows = n * oh * ow, depth = c * kernel * kernel;
   x_nhwc_ = ChannelsLastDesc(Dims(x), type);
   y_nhwc_ = ChannelsLastDesc(Dims(y_shape_), type);
   xu_ = memory::desc({rows, depth}, type, {depth, 1});

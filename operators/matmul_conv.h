@@ -27,9 +27,9 @@ enum class ConvPass { kForward, kBackwardData, kBackwardWeights };
 // Conv and ConvGradient run it where PrefersMatmul (conv_op.h) says so.
 class MatmulConv {
  public:
-  // For X [N, C, H, W] and W [M, C, k, k], activations of type `type`; builds the products of
-  // the passes named.
-  void Build(int64_t stride, int64_t pad, const Shape& x, const Shape& w,
+  // For X [N, C, H, W], W [M, C, k, k] and Y [N, M, OH, OW] (ConvOutputShape's), activations
+  // of type `type`; builds the products of the passes named.
+  void Build(int64_t stride, int64_t pad, const Shape& x, const Shape& w, const Shape& y,
              dnnl::memory::data_type type, const std::vector<ConvPass>& passes, CPUContext* ctx);
   // Whether X or W has a shape other than the latest Build's.
   bool Stale(const Shape& x, const Shape& w) const { return x != x_shape_ || w != w_shape_; }

@@ -365,9 +365,10 @@ TEST(Conv, MatmulEqualsTheConvolutions) {
         }
       };
       MatmulConv forward, backward;
-      forward.Build(c.stride, c.pad, h.ShapeOf("X"), h.ShapeOf("W"), type, {ConvPass::kForward},
+      const Shape x_shape = h.ShapeOf("X"), w_shape = h.ShapeOf("W"), y_shape = h.ShapeOf("Y");
+      forward.Build(c.stride, c.pad, x_shape, w_shape, y_shape, type, {ConvPass::kForward},
                     &h.context());
-      backward.Build(c.stride, c.pad, h.ShapeOf("X"), h.ShapeOf("W"), type,
+      backward.Build(c.stride, c.pad, x_shape, w_shape, y_shape, type,
                      {ConvPass::kBackwardWeights, ConvPass::kBackwardData}, &h.context());
       for (const char* x : {"X", "Xb"}) {
         Tensor* y = h.ws().CreateTensor("Y");
