@@ -7,12 +7,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "crossbow/core/per_isa.h"
 #include "crossbow/core/precision.h"
 #include "operators/parallel_threshold.h"
 
 // The functions that use AVX-512 or AMX instructions carry their target; nothing here runs
 // unless AmxTilesGranted().
-#define CROSSBOW_AVX512 __attribute__((target("avx512f,avx512bw")))
 #define CROSSBOW_AMX __attribute__((target("amx-tile,amx-bf16")))
 
 namespace crossbow {

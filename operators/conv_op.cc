@@ -224,12 +224,12 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
     if (matmul_weights_) weights_implementation_ = matmul_->weights_implementation;
     if (matmul_data_) data_implementation_ = matmul_->data_implementation;
   }
-  ConvDescs descs(params_, x.shape(), w.shape(), y_shape, want_bias_, context_->precision());
-  w_plain_md_ = descs.w_plain;
   const bool own_weights = want_weights_ && !matmul_weights_,
              own_data = want_data_ && !matmul_data_;
   amx_weights_.reset();
   if (!own_weights && !own_data) return;
+  ConvDescs descs(params_, x.shape(), w.shape(), y_shape, want_bias_, context_->precision());
+  w_plain_md_ = descs.w_plain;
   auto hint = descs.Forward(context_->engine());
   if (own_weights &&
       PrefersAmxWeightGradient(params_, x.shape(), w.shape(), want_bias_, context_->precision())) {

@@ -7,11 +7,10 @@
 #include <vector>
 
 #include "crossbow/core/bfloat16.h"
+#include "crossbow/core/per_isa.h"
 #include "crossbow/core/precision.h"
 #include "operators/element_type.h"
 #include "operators/parallel_threshold.h"
-
-#define CROSSBOW_AVX512 __attribute__((target("avx512f,avx512bw")))
 
 namespace crossbow {
 
@@ -168,7 +167,6 @@ void MatmulConv::Build(int64_t stride, int64_t pad, const Shape& x, const Shape&
                        CPUContext* ctx) {
   const int64_t n = x[0], c = x[1], m = w[0], kernel = w[2], oh = y[2], ow = y[3];
   g_ = {n, x[2], x[3], c, oh, ow, kernel, stride, pad};
-  unfolded_ = kernel == 1 && stride == 1 && pad == 0;
   x_shape_ = x;
   w_shape_ = w;
   y_shape_ = y;
@@ -181,7 +179,7 @@ void MatmulConv::Build(int64_t stride, int64_t pad, const Shape& x, const Shape&
   w_plain_ = memory::desc({m, depth}, memory::data_type::f32, {depth, 1});
   w_ = memory::desc({m, depth}, type, {depth, 1});
   w_t_ = memory::desc({depth, m}, type, {1, depth});
-  dxu_ = unfolded_ ? xu_ : memory::desc({rows, depth}, memory::data_type::f32, {depth, 1});
+  dxu_ = Unfolded() ? xu_ : memory::desc({rows, depth}, memory::data_type::f32, {depth, 1});
   const dnnl::engine& engine = ctx->engine();
   for (const ConvPass pass : passes) {
     if (pass == ConvPass::kForward) {
@@ -201,7 +199,7 @@ void MatmulConv::Build(int64_t stride, int64_t pad, const Shape& x, const Shape&
 }
 
 const Tensor& MatmulConv::Unfold(const Tensor& x_nhwc) {
-  if (unfolded_) return x_nhwc;
+  if (Unfolded()) return x_nhwc;
   xu_scratch_.ResizeBlocked({xu_.dims()[0], xu_.dims()[1]}, xu_);
   WithElementType(x_nhwc, [&](auto* type) {
     using T = std::remove_pointer_t<decltype(type)>;
@@ -247,13 +245,13 @@ void MatmulConv::Backward(const Tensor& x, const Tensor& w, const Tensor& dy, Te
   if (dx == nullptr) return;
   const memory weights = Weights(w, ctx);
   ResizeTo(dx, x_shape_, x_nhwc_);
-  if (!unfolded_) dxu_scratch_.Resize({dxu_.dims()[0], dxu_.dims()[1]});
+  if (!Unfolded()) dxu_scratch_.Resize({dxu_.dims()[0], dxu_.dims()[1]});
   Execute(data_product_,
           {{DNNL_ARG_SRC, Wrap(dy_nhwc, dy_, ctx)},
            {DNNL_ARG_WEIGHTS, weights},
-           {DNNL_ARG_DST, Wrap(unfolded_ ? *dx : dxu_scratch_, dxu_, ctx)}},
+           {DNNL_ARG_DST, Wrap(Unfolded() ? *dx : dxu_scratch_, dxu_, ctx)}},
           ctx);
-  if (!unfolded_) Fold(dx);
+  if (!Unfolded()) Fold(dx);
 }
 
 }  // namespace crossbow

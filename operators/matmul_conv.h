@@ -53,8 +53,10 @@ class MatmulConv {
   // W as the products read it, in the activations' type.
   dnnl::memory Weights(const Tensor& w, CPUContext* ctx);
 
+  // X is Xu: 1x1, no stride or padding.
+  bool Unfolded() const { return g_.kernel == 1 && g_.stride == 1 && g_.pad == 0; }
+
   Geometry g_;
-  bool unfolded_ = false;  // X is Xu (1x1, no stride or padding)
   Shape x_shape_, w_shape_, y_shape_;
   // 4-D: X and Y (or dY) in nhwc. 2-D: Xu, dY (or Y), dY^T, the plain fp32 W (also dW), W in
   // the activations' type and read transposed, and dXu.

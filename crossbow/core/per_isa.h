@@ -28,6 +28,10 @@
 #define CROSSBOW_PER_ISA(...) baseline::__VA_ARGS__
 #endif
 
+// For a single function that calls AVX-512 intrinsics itself (and runs only where
+// CpuHasAvx512() says so, or on AMX CPUs, which have it): its own target.
+#define CROSSBOW_AVX512 __attribute__((target("avx512f,avx512bw")))
+
 #endif  // CROSSBOW_CORE_PER_ISA_H_
 
 #ifdef CROSSBOW_PER_ISA_FILE
