@@ -22,7 +22,7 @@ if(CMAKE_CUDA_COMPILER)
   endif()
 endif()
 crossbow_resolve_option(CROSSBOW_CUDA ${cuda_found})
-# What AUTO resolved to, for scripts that read the cache (scripts/bundle_gpu.sh).
+# What AUTO resolved to, for scripts that read the cache (scripts/gpu/bundle_gpu.sh).
 set(CROSSBOW_CUDA_ENABLED ${CROSSBOW_CUDA} CACHE INTERNAL "whether the CUDA backend is built")
 
 if(CROSSBOW_CUDA)

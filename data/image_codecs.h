@@ -10,7 +10,7 @@ namespace crossbow::data {
 // GDCM, OpenEXR ...), so it is linked only by libcrossbow_codecs.so (data/codecs/), which is
 // loaded the first time an image is decoded or encoded: raw records, transforms and LMDB need
 // only OpenCV's core and imgproc, and run where imgcodecs is not installed (the GPU machine of
-// scripts/bundle_gpu.sh). The functions are OpenCV's and throw cv::Exception as they do.
+// scripts/gpu/bundle_gpu.sh). The functions are OpenCV's and throw cv::Exception as they do.
 struct ImageCodecs {
   cv::Mat (*decode)(const cv::Mat& bytes, int flags);   // cv::imdecode
   cv::Mat (*read)(const std::string& file, int flags);  // cv::imread

@@ -4,4 +4,4 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/setup.sh"
-exec "$(command -v "${PYTHON:-python3}")" "$root/scripts/demo_cifar.py" "$@"
+exec "$(command -v "${PYTHON:-python3}")" "$root/scripts/demo/demo_cifar.py" "$@"

@@ -1,7 +1,7 @@
 """The machine a run ran on, for its result row (crossbow.reproduce): the CPU model and core
 count, the GPU models where nvidia-smi answers, and the start time. Standard library only, so
 that a GPU machine without our module (or numpy) runs it as a script on a settings file that
-`crossbow reproduce --export` wrote (scripts/gpu_reproduce.sh):
+`crossbow reproduce --export` wrote (scripts/gpu/gpu_reproduce.sh):
 
     python3 python/crossbow/machine.py SETTINGS.json TRAIN_IMAGES > reproduce.json
 """

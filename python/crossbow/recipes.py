@@ -3,7 +3,7 @@ for ``crossbow reproduce``. A recipe's schedule is kept as fractions of the run 
 learning-rate drops), so that a run compressed to fewer epochs keeps its shape.
 
 The small-batch SMA version (variant ``sma``) of every recipe follows ``small_batch``, the one
-rule from batch size and learner count that ``scripts/bench_train.py statistical`` uses too:
+rule from batch size and learner count that ``scripts/bench/bench_train.py statistical`` uses too:
 batch 16 per learner, auto-tuned learners, the published learning rate scaled by the square
 root of 16 / the published batch (Krizhevsky 2014; Hoffer et al. 2017: it keeps the gradient
 noise of the published run), and by the trainer by the square root of the learner count; one

@@ -2,7 +2,7 @@
 
 Twins: torchvision's ``resnet18``, ``resnet34`` and ``resnet50`` (101 and 152 alike) for the
 ImageNet ResNets, timm's naming for their D variants (``resnet18d``, ``resnet50d``; the twin in
-``scripts/torch_twins.py``); ``scripts/torch_resnet.py`` for the CIFAR ResNets; ``scripts/torch_twins.py``
+``python/crossbow/torch_twins.py``); ``python/crossbow/torch_resnet.py`` for the CIFAR ResNets; ``python/crossbow/torch_twins.py``
 for VGG-16 (torchvision's ``vgg16_bn`` features, then one Linear named ``classifier``) and LeNet.
 A layer maps to a module path; its blobs map to that module's tensors:
 

@@ -1,5 +1,5 @@
 // The trainer's progress bar (ProgressBar, on the console that log lines share) for scripts
-// that step a Model themselves (scripts/demo_mnist.py): Python draws no bar of its own.
+// that step a Model themselves (scripts/demo/demo_mnist.py): Python draws no bar of its own.
 #include <pybind11/pybind11.h>
 
 #include <memory>

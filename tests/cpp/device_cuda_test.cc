@@ -1,5 +1,5 @@
 // The CUDA backend's basics on GPU 0: a context, memory figures, tensors there and back. The
-// first thing crossbow_cuda_tests checks on a GPU machine (scripts/gpu_check.sh).
+// first thing crossbow_cuda_tests checks on a GPU machine (scripts/gpu/gpu_check.sh).
 #include <gtest/gtest.h>
 
 #include <numeric>

@@ -86,7 +86,7 @@ TEST(Learner, MemoryPlanReusesBuffers) {
   MemoryStats stats = learner.memory_stats();
   EXPECT_GT(stats.unplanned_bytes, 0u);
   // This net keeps nearly every activation for its backward pass, so reuse is modest here;
-  // scripts/bench_step.py reports the (much larger) saving on ResNet-32.
+  // scripts/bench/bench_step.py reports the (much larger) saving on ResNet-32.
   EXPECT_LT(stats.planned_bytes, stats.unplanned_bytes);
 }
 

@@ -1,4 +1,4 @@
-"""Shared fixtures: a source-tree import path, and a fake ``crossbow._C`` for the tests
+"""Shared fixtures: a source-tree import path (the package and the scripts' folders), and a fake ``crossbow._C`` for the tests
 that exercise the Python side of calls into C++ without the extension."""
 import functools
 import json
@@ -11,6 +11,19 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+# scripts/ is grouped by purpose (scripts/README.md); the tests import its modules by name.
+SCRIPT_DIRS = sorted(d for d in (os.path.join(ROOT, "scripts", f)
+                                 for f in os.listdir(os.path.join(ROOT, "scripts")))
+                     if os.path.isdir(d))
+sys.path[1:1] = SCRIPT_DIRS
+
+
+def script(name):
+    """The path of scripts/*/NAME (or scripts/NAME)."""
+    for d in [os.path.join(ROOT, "scripts")] + SCRIPT_DIRS:
+        if os.path.isfile(os.path.join(d, name)):
+            return os.path.join(d, name)
+    raise FileNotFoundError(f"no script {name} under scripts/")
 
 import crossbow  # noqa: E402
 from crossbow import _native  # noqa: E402

@@ -1,16 +1,11 @@
-"""scripts/bench_averaging.py, the study of why averaged learners need more epochs: one schedule
+"""scripts/bench/bench_averaging.py, the study of why averaged learners need more epochs: one schedule
 for every run, one lever changed per run, every run's options valid for the trainer, and the
 table read from metrics files."""
 import json
-import os
-import sys
 
 import pytest
 
-from conftest import ROOT
-
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import bench_averaging  # noqa: E402
+import bench_averaging
 
 _C = pytest.importorskip("crossbow._C", reason="crossbow._C is not built (scripts/setup.sh)")
 

@@ -1,4 +1,4 @@
-"""scripts/make_imagenet_like.py and `scripts/bench_data.py imagenet` at tiny sizes: ImageNet's
+"""scripts/datagen/make_imagenet_like.py and `scripts/bench/bench_data.py imagenet` at tiny sizes: ImageNet's
 layout and size distribution, and a benchmark that runs end to end (without its peer here)."""
 import json
 import math
@@ -9,10 +9,8 @@ import sys
 import pytest
 from PIL import Image
 
+from conftest import script
 from crossbow import convert
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPTS = os.path.join(ROOT, "scripts")
 
 
 def run(*args):
@@ -21,7 +19,7 @@ def run(*args):
 
 
 def test_imagenet_like_writes_imagenets_layout_and_sizes(tmp_path):
-    out = run(os.path.join(SCRIPTS, "make_imagenet_like.py"), str(tmp_path), "--train", "60",
+    out = run(script("make_imagenet_like.py"), str(tmp_path), "--train", "60",
               "--val", "6", "--classes", "5", "--workers", "1")
     assert "wrote 66 JPEGs" in out.stdout
     classes = sorted(os.listdir(tmp_path / "train"))
@@ -41,7 +39,7 @@ def test_imagenet_like_writes_imagenets_layout_and_sizes(tmp_path):
 
 
 def test_bench_data_imagenet_runs_and_says_why_it_skips_the_peer(tmp_path):
-    out = run(os.path.join(SCRIPTS, "bench_data.py"), "imagenet", "--train", "24", "--images",
+    out = run(script("bench_data.py"), "imagenet", "--train", "24", "--images",
               "16", "--batch", "8", "--rounds", "1", "--scratch", str(tmp_path),
               "--peer-python", str(tmp_path / "no-python"))
     assert "peer skipped: no peer Python at" in out.stdout
@@ -63,7 +61,7 @@ def test_bench_data_imagenet_runs_and_says_why_it_skips_the_peer(tmp_path):
 
 def test_raw_db_is_what_convert_with_resize_shorter_and_shuffle_leaves(tmp_path):
     db = tmp_path / "raw"
-    out = run(os.path.join(SCRIPTS, "make_imagenet_like.py"), "--raw-db", str(db), "--gib",
+    out = run(script("make_imagenet_like.py"), "--raw-db", str(db), "--gib",
               "0.004", "--classes", "4", "--pool", "8", "--shorter", "40")
     records = list(convert.records(db))
     assert f"wrote {len(records)} records" in out.stdout and "GiB data.mdb" in out.stdout
@@ -87,17 +85,12 @@ def test_raw_db_is_what_convert_with_resize_shorter_and_shuffle_leaves(tmp_path)
 
 
 def mean_pool_bytes(count, shorter):
-    sys.path.insert(0, SCRIPTS)
-    try:
-        import make_imagenet_like
-    finally:
-        sys.path.pop(0)
+    import make_imagenet_like
     return sum(len(p[2]) for p in make_imagenet_like.raw_pool(count, shorter, 0)) / count
 
 
 def test_make_imagenet_scale_times_each_step_once(tmp_path):
-    script = os.path.join(SCRIPTS, "make_imagenet_scale.py")
-    args = [script, str(tmp_path), "--records", "12", "--raw-gib", "0.002", "--classes", "3",
+    args = [script("make_imagenet_scale.py"), str(tmp_path), "--records", "12", "--raw-gib", "0.002", "--classes", "3",
             "--pool", "4", "--workers", "1"]
     lines = [json.loads(line) for line in run(*args).stdout.splitlines()]
     assert [r["step"] for r in lines] == ["jpeg_12", "db_12", "raw_0.002"]
@@ -112,7 +105,7 @@ def test_make_imagenet_scale_times_each_step_once(tmp_path):
 
 def test_bench_imagenet_startup_and_cold_runs_on_given_dbs(tmp_path):
     db = tmp_path / "raw"
-    run(os.path.join(SCRIPTS, "make_imagenet_like.py"), "--raw-db", str(db), "--gib", "0.003",
+    run(script("make_imagenet_like.py"), "--raw-db", str(db), "--gib", "0.003",
         "--classes", "3", "--pool", "4", "--shorter", "40")
     records = len(list(convert.records(db)))
     # --warm: a test must not drop the page cache of a shared machine; the DB's own pages are
@@ -120,7 +113,7 @@ def test_bench_imagenet_startup_and_cold_runs_on_given_dbs(tmp_path):
     with open(db / "data.mdb", "rb") as f:
         os.fsync(f.fileno())
         os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
-    out = run(os.path.join(SCRIPTS, "bench_data.py"), "imagenet", "--startup-db", str(db),
+    out = run(script("bench_data.py"), "imagenet", "--startup-db", str(db),
               "--cold-db", str(db), "--cold-images", "40", "--batch", "8", "--warm")
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert [r["bench"] for r in lines] == ["data_imagenet_startup"] + ["data_imagenet_cold"] * 2
@@ -141,11 +134,7 @@ def test_bench_imagenet_startup_and_cold_runs_on_given_dbs(tmp_path):
 
 
 def test_cold_runs_refuse_where_the_page_cache_cannot_be_dropped(monkeypatch):
-    sys.path.insert(0, SCRIPTS)
-    try:
-        import bench_imagenet
-    finally:
-        sys.path.pop(0)
+    import bench_imagenet
     monkeypatch.setattr(bench_imagenet, "drop_caches", lambda: False)
     with pytest.raises(SystemExit, match="needs root"):
         bench_imagenet.main(["--cold-db", "/nonexistent"])

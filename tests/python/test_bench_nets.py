@@ -1,4 +1,4 @@
-"""The nets the CPU benchmarks compare (scripts/bench_nets.py, torch_zoo.py, bench_step.py's
+"""The nets the CPU benchmarks compare (scripts/bench/bench_nets.py, torch_zoo.py, bench_step.py's
 --net, --input-size, --classes): which nets have a twin, what a run names, how its rounds scale
 with the net's cost, and that each side runs the net asked for, at tiny sizes (nothing timed
 that matters). The twins themselves are checked in the peer's venv where it exists."""
@@ -10,22 +10,20 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, script
 
-SCRIPTS = os.path.join(ROOT, "scripts")
-sys.path.insert(0, SCRIPTS)
 import bench_nets  # noqa: E402
 import peer  # noqa: E402
 import torch_zoo  # noqa: E402
 
-spec = importlib.util.spec_from_file_location("bench_step", os.path.join(SCRIPTS, "bench_step.py"))
+spec = importlib.util.spec_from_file_location("bench_step", script("bench_step.py"))
 bench_step = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench_step)
 
 pytest.importorskip("crossbow._C")
 from crossbow import nets  # noqa: E402
 
-STEP = [sys.executable, os.path.join(SCRIPTS, "bench_step.py")]
+STEP = [sys.executable, script("bench_step.py")]
 
 
 def has_peer():
@@ -124,7 +122,7 @@ def test_the_crossbow_worker_runs_the_net_and_size_asked_for():
 def test_each_twin_has_crossbows_parameter_count():
     if not has_peer():
         pytest.skip(f"no peer venv with torch and torchvision at {peer.default_python()} "
-                    "(scripts/setup_peer.sh)")
+                    "(scripts/peer/setup_peer.sh)")
     counts = {n: nets.builder(n, 10).num_params() for n in torch_zoo.TWINS}
     check = ("import json, sys, torch_zoo\n"
              "print(json.dumps({n: torch_zoo.param_count(torch_zoo.twin(n, 10)) "
@@ -138,7 +136,7 @@ def test_each_twin_has_crossbows_parameter_count():
 def test_a_tiny_run_against_the_peer_names_net_and_size():
     if not has_peer():
         pytest.skip(f"no peer venv with torch and torchvision at {peer.default_python()} "
-                    "(scripts/setup_peer.sh)")
+                    "(scripts/peer/setup_peer.sh)")
     run = subprocess.run(STEP + ["--net", "resnet18", "--input-size", "32", "--classes", "5",
                                  "--batches", "2", "--rounds", "1", "--iters", "1",
                                  "--modes", "eager"],
@@ -151,7 +149,7 @@ def test_a_tiny_run_against_the_peer_names_net_and_size():
     assert line["best_mode"] == "eager" and line["ratio_vs_best"] > 0
 
 
-TRAIN = [sys.executable, os.path.join(SCRIPTS, "bench_train.py")]
+TRAIN = [sys.executable, script("bench_train.py")]
 
 
 @pytest.mark.parametrize("flags, says", [
@@ -183,7 +181,7 @@ def test_train_hardware_runs_the_net_asked_for_on_a_jpeg_folder(tmp_path, net, s
     parameter counts and input shapes checked), and the JSON lines name them."""
     if not has_peer():
         pytest.skip(f"no peer venv with torch and torchvision at {peer.default_python()} "
-                    "(scripts/setup_peer.sh)")
+                    "(scripts/peer/setup_peer.sh)")
     flags = ["--input-size", str(size)] if size else []
     run = subprocess.run(TRAIN + ["hardware", "--net", net, *flags,
                                   "--images", os.path.join(ROOT, "data", "samples", "cifar10"),
@@ -211,7 +209,7 @@ def test_train_hardware_searches_once_and_measures_its_choice(tmp_path):
     ending in a choice), and the round trains that many learners for all of --seconds."""
     if not has_peer():
         pytest.skip(f"no peer venv with torch and torchvision at {peer.default_python()} "
-                    "(scripts/setup_peer.sh)")
+                    "(scripts/peer/setup_peer.sh)")
     run = subprocess.run(TRAIN + ["hardware", "--images",
                                   os.path.join(ROOT, "data", "samples", "cifar10"),
                                   "--work", str(tmp_path), "--seconds", "6", "--rounds", "1",

@@ -1,4 +1,4 @@
-"""The benchmarks' PyTorch peer (scripts/peer.py): which Python it is, what it runs in, how it
+"""The benchmarks' PyTorch peer (scripts/peer/peer.py): which Python it is, what it runs in, how it
 describes itself and how Crossbow's ratios against its modes come out, with a fake peer whose
 torch is a stub (no venv, no real torch, nothing timed)."""
 import importlib.util
@@ -8,14 +8,13 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+import conftest
+from conftest import script
 
-SCRIPTS = os.path.join(ROOT, "scripts")
-sys.path.insert(0, SCRIPTS)
 import bench_nets  # noqa: E402
 import peer  # noqa: E402
 
-spec = importlib.util.spec_from_file_location("bench_step", os.path.join(SCRIPTS, "bench_step.py"))
+spec = importlib.util.spec_from_file_location("bench_step", script("bench_step.py"))
 bench_step = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench_step)
 
@@ -40,12 +39,12 @@ def fake_peer(tmp_path, torch_source=FAKE_TORCH):
 
 def test_default_is_the_venv_and_a_missing_one_says_how_to_make_it(tmp_path, monkeypatch):
     monkeypatch.setenv("CROSSBOW_PEER_VENV", str(tmp_path / "venv"))
-    with pytest.raises(RuntimeError, match="run scripts/setup_peer.sh"):
+    with pytest.raises(RuntimeError, match="run scripts/peer/setup_peer.sh"):
         peer.describe(peer.default_python())
     (tmp_path / "venv" / "bin").mkdir(parents=True)
     fake_peer(tmp_path / "venv" / "bin")
     assert peer.default_python() == str(tmp_path / "venv" / "bin" / "python")
-    out = subprocess.run([sys.executable, os.path.join(SCRIPTS, "peer.py"), "--venv"],
+    out = subprocess.run([sys.executable, script("peer.py"), "--venv"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(tmp_path / "venv")
 
@@ -55,7 +54,7 @@ def test_peer_environment_drops_openblas_presets_for_the_peer_alone(monkeypatch)
     monkeypatch.setenv("OPENBLAS_L2_SIZE", "1048576")
     env = peer.env()
     assert "OPENBLAS_CORETYPE" not in env and "OPENBLAS_L2_SIZE" not in env
-    assert env["PYTHONPATH"] == SCRIPTS
+    assert env["PYTHONPATH"] == peer.PATH
     assert os.environ["OPENBLAS_CORETYPE"] == "Haswell"
 
 
@@ -92,7 +91,7 @@ def test_step_summary_gives_ratios_against_each_mode_and_the_best():
 
 TORCH_MODES_CHECK = """
 import torch, torch_modes
-from torch_resnet import cifar_resnet
+from crossbow.torch_resnet import cifar_resnet
 model, layout = torch_modes.prepare(cifar_resnet(20), "channels_last")
 assert model.conv.weight.is_contiguous(memory_format=torch.channels_last)
 assert layout(torch.zeros(2, 3, 32, 32)).is_contiguous(memory_format=torch.channels_last)
@@ -120,7 +119,7 @@ def test_a_bf16_benchmark_on_a_cpu_without_it_says_what_the_cpu_has(tmp_path, sc
     """Under ONEDNN_MAX_CPU_ISA=AVX2 Crossbow has no bf16: both benchmarks stop before any work
     (no peer asked, no data made), naming the flag and what oneDNN finds."""
     pytest.importorskip("crossbow._C")
-    args = [sys.executable, os.path.join(SCRIPTS, script)]
+    args = [sys.executable, conftest.script(script)]
     args += ["hardware", "--work", str(tmp_path / "work")] if script == "bench_train.py" else []
     run = subprocess.run(args + [flag, "bf16", "--peer-python", str(tmp_path / "nowhere")],
                          env=dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2"), capture_output=True,

@@ -1,18 +1,15 @@
-"""The benchmarks' measurement rule (scripts/bench_train.py), one function for both sides: a
+"""The benchmarks' measurement rule (scripts/bench/bench_train.py), one function for both sides: a
 slow start counts in the overall rate and not in the steady one; a rate that changes half way
 is measured on the later half."""
 import importlib.util
 import json
-import os
-import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import script
 
-sys.path.insert(0, os.path.join(ROOT, "scripts"))  # bench_train's own imports: peer, tta
 spec = importlib.util.spec_from_file_location(
-    "bench_train", os.path.join(ROOT, "scripts", "bench_train.py"))
+    "bench_train", script("bench_train.py"))
 bench_train = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench_train)
 

@@ -11,10 +11,8 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, script
 
-SCRIPTS = os.path.join(ROOT, "scripts")
-sys.path.insert(0, SCRIPTS)
 import peer  # noqa: E402
 import tta  # noqa: E402
 import tta_recipes  # noqa: E402
@@ -157,7 +155,7 @@ def test_every_crossbow_recipe_passes_the_option_table():
 
 
 def bench_command(tmp_path, *args):
-    return [sys.executable, os.path.join(SCRIPTS, "bench_train.py"), "statistical", "--work",
+    return [sys.executable, script("bench_train.py"), "statistical", "--work",
             str(tmp_path), "--dry-run", *args]
 
 
@@ -210,20 +208,20 @@ def test_a_budget_a_crossbow_recipe_cannot_run_stops_before_any_work(tmp_path):
 
 
 def test_a_full_run_without_a_peer_stops_saying_how_to_get_one(tmp_path):
-    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "bench_train.py"), "statistical",
+    r = subprocess.run([sys.executable, script("bench_train.py"), "statistical",
                         "--work", str(tmp_path / "w"), "--peer-python", str(tmp_path / "none")],
                        capture_output=True, text=True, timeout=300)
-    assert r.returncode == 1 and "run scripts/setup_peer.sh" in r.stderr
+    assert r.returncode == 1 and "run scripts/peer/setup_peer.sh" in r.stderr
     assert "--recipes with Crossbow's recipes alone" in r.stderr
     assert not (tmp_path / "w").exists()
 
 
 def peer_with_torch():
-    """The peer venv's Python (scripts/setup_peer.sh) and the bundled sample, or a skip."""
+    """The peer venv's Python (scripts/peer/setup_peer.sh) and the bundled sample, or a skip."""
     python = peer.default_python()
     if not os.access(python, os.X_OK) or subprocess.run(
             [python, "-c", "import torch, torchvision"], capture_output=True).returncode:
-        pytest.skip(f"no peer Python with torch at {python} (scripts/setup_peer.sh)")
+        pytest.skip(f"no peer Python with torch at {python} (scripts/peer/setup_peer.sh)")
     if not os.path.isdir(SAMPLE):
         pytest.skip(f"no bundled sample at {SAMPLE}")
     return python
@@ -378,7 +376,7 @@ def test_the_peers_interrupted_run_ends_where_an_uninterrupted_one_does(tmp_path
         spec = dict(folder=SAMPLE, work=str(tmp_path), batch=128, epochs=epochs, target=0.99,
                     threads=2, workers=0, peer_mode="eager", precision="fp32", seed=0,
                     options=options, checkpoint=str(tmp_path / checkpoint))
-        r = subprocess.run([python, os.path.join(SCRIPTS, "torch_tta.py"), json.dumps(spec)],
+        r = subprocess.run([python, script("torch_tta.py"), json.dumps(spec)],
                            capture_output=True, text=True, timeout=600, env=peer.env())
         assert r.returncode == 0, r.stderr[-3000:]
         return [json.loads(line) for line in r.stdout.splitlines() if '"accuracy"' in line]

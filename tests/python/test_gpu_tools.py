@@ -11,11 +11,10 @@ import tarfile
 import pytest
 
 from crossbow import builder, cli, nets, reproduce, trainer
-from conftest import ROOT
+from conftest import ROOT, script
 
 BUILD = os.path.join(ROOT, "build")
 BENCH = os.path.join(BUILD, "crossbow_bench")
-SCRIPTS = os.path.join(ROOT, "scripts")
 needs_bench = pytest.mark.skipif(not os.path.exists(BENCH), reason="build/crossbow_bench not built")
 needs_cuda_tests = pytest.mark.skipif(
     not os.path.exists(os.path.join(BUILD, "crossbow_cuda_tests")),
@@ -102,7 +101,7 @@ def test_bench_failures_are_one_json_line(tmp_path):
 
 
 def gpu_check(tmp_path, *args, env=None):
-    out = subprocess.run([os.path.join(SCRIPTS, "gpu_check.sh"), "--out", str(tmp_path / "out"),
+    out = subprocess.run([script("gpu_check.sh"), "--out", str(tmp_path / "out"),
                           *args], capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, PYTHON=sys.executable, **(env or {})))
     return out.returncode, out.stdout + out.stderr
@@ -128,7 +127,7 @@ def test_gpu_check_packs_everything_into_the_device_tools_out(tmp_path):
     $OUT and come back packed, so that no figure is measured without its output."""
     handback = tmp_path / "handback"
     handback.mkdir()
-    out = subprocess.run([os.path.join(SCRIPTS, "gpu_check.sh"), "--build", BUILD],
+    out = subprocess.run([script("gpu_check.sh"), "--build", BUILD],
                          capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, PYTHON=sys.executable, OUT=str(handback),
                                   TMPDIR=str(tmp_path)))
@@ -143,7 +142,7 @@ def test_gpu_check_packs_everything_into_the_device_tools_out(tmp_path):
 def test_gpu_check_refuses_an_incomplete_bundle(tmp_path):
     (tmp_path / "bundle").mkdir()
     rc, text = gpu_check(tmp_path, "--bundle", str(tmp_path / "bundle"))
-    assert rc == 2 and "has no run (make it with scripts/bundle_gpu.sh)" in text
+    assert rc == 2 and "has no run (make it with scripts/gpu/bundle_gpu.sh)" in text
     rc, text = gpu_check(tmp_path, "--bundle", "x", "--build", "y")
     assert rc == 2 and "usage:" in text
 
@@ -161,7 +160,7 @@ def fake_bundle(tmp_path):
                    check=True)
     subprocess.run([cc, "-o", bundle / "bin" / "prog", tmp_path / "main.c", "-L", lib,
                     "-lcbfake"], check=True)
-    shutil.copy(os.path.join(SCRIPTS, "bundle_run.sh"), bundle / "run")
+    shutil.copy(script("bundle_run.sh"), bundle / "run")
     return bundle, tmp_path / "cuda"
 
 
@@ -209,7 +208,7 @@ def write_check_results(out, auto32=1500.0, parity_failures=(), torch512=2000.0)
 
 
 def report(out):
-    res = subprocess.run([sys.executable, os.path.join(SCRIPTS, "gpu_check_report.py"), str(out)],
+    res = subprocess.run([sys.executable, script("gpu_check_report.py"), str(out)],
                          capture_output=True, text=True)
     return res.returncode, res.stdout, json.loads((out / "gpu_check.json").read_text())
 
@@ -367,8 +366,7 @@ def test_report_takes_the_median_round_and_fails_a_parity_run_that_ran_nothing(t
 
 
 def torch_python():
-    sys.path.insert(0, SCRIPTS)
-    import peer  # the venv of scripts/setup_peer.sh
+    import peer  # the venv of scripts/peer/setup_peer.sh
     for python in ("/usr/bin/python3", sys.executable, peer.default_python()):
         if os.access(python, os.X_OK) and subprocess.run(
                 [python, "-c", "import torch"], capture_output=True).returncode == 0:
@@ -377,9 +375,9 @@ def torch_python():
 
 
 def test_torch_peer_runs_on_the_cpu_and_reports_a_missing_gpu(tmp_path):
-    python, script = torch_python(), os.path.join(SCRIPTS, "bench_torch_gpu.py")
+    python, program = torch_python(), script("bench_torch_gpu.py")
     out = tmp_path / "torch.json"
-    subprocess.run([python, script, "--device", "cpu", "--batches", "2", "--seconds", "0.1",
+    subprocess.run([python, program, "--device", "cpu", "--batches", "2", "--seconds", "0.1",
                     "--warmup", "1", "--output", out], check=True, capture_output=True,
                    timeout=300)
     (result,) = json.loads(out.read_text())["results"]
@@ -397,7 +395,7 @@ def test_torch_peer_runs_on_the_cpu_and_reports_a_missing_gpu(tmp_path):
 @needs_cuda_tests
 @no_gpu
 def test_bundle_is_complete_small_and_checked_without_a_gpu(tmp_path):
-    made = subprocess.run([os.path.join(SCRIPTS, "bundle_gpu.sh"), "--build", BUILD, "--out",
+    made = subprocess.run([script("bundle_gpu.sh"), "--build", BUILD, "--out",
                            tmp_path / "bundle"], capture_output=True, text=True, timeout=900)
     assert made.returncode == 0, made.stderr[-2000:]
     tarball = tmp_path / "bundle.tar.xz"
@@ -419,7 +417,7 @@ def test_bundle_is_complete_small_and_checked_without_a_gpu(tmp_path):
     # trained by the bundle's programs, which find no image codecs.
     packed = tmp_path / "reproduce.tar.gz"
     done = subprocess.run(
-        [os.path.join(SCRIPTS, "gpu_reproduce.sh"), "--bundle", str(tarball), "--runs",
+        [script("gpu_reproduce.sh"), "--bundle", str(tarball), "--runs",
          "he-resnet32-sma-164ep", "--flags", "--devices cpu --iterations 2 --eval_every 2 "
          "--learners 1", "--out", str(tmp_path / "reproduce"), "--pack", str(packed)],
         capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHON=sys.executable))

@@ -8,7 +8,8 @@ import tarfile
 
 import pytest
 
-from test_gpu_tools import BUILD, ROOT, SCRIPTS, torch_python
+from conftest import script
+from test_gpu_tools import BUILD, ROOT, torch_python
 
 
 def write_tta_runs(out, crossbow, goyal, he=((60, 0.70), (240, 0.915))):
@@ -26,7 +27,7 @@ def write_tta_runs(out, crossbow, goyal, he=((60, 0.70), (240, 0.915))):
 
 
 def tta_report(out):
-    res = subprocess.run([sys.executable, os.path.join(SCRIPTS, "gpu_tta_report.py"), str(out)],
+    res = subprocess.run([sys.executable, script("gpu_tta_report.py"), str(out)],
                          capture_output=True, text=True)
     return res.returncode, res.stdout + res.stderr, json.loads((out / "tta.json").read_text())
 
@@ -77,7 +78,7 @@ def test_time_to_accuracy_dry_runs_end_to_end_on_the_cpu(tmp_path):
     python = torch_python()
     out = tmp_path / "out"
     done = subprocess.run(
-        [os.path.join(SCRIPTS, "gpu_tta.sh"), "--build", BUILD, "--jpegs",
+        [script("gpu_tta.sh"), "--build", BUILD, "--jpegs",
          os.path.join(ROOT, "data", "samples", "cifar10"), "--epochs", "1", "--time-limit", "2",
          "--batches", "8", "--flags", "--learners 1", "--torch-batch", "8", "--torch-mode",
          "eager", "--torch-python", python, "--device", "cpu", "--budgets", "1 600", "--out",

@@ -1,5 +1,5 @@
 """PyTorch weights in and out: every zoo net against its twin (torchvision's resnet50,
-scripts/torch_resnet.py, scripts/torch_twins.py), and a net whose batch norm has a
+python/crossbow/torch_resnet.py, python/crossbow/torch_twins.py), and a net whose batch norm has a
 non-default epsilon against its own; log-probabilities within 1e-4 both ways (each class's
 probability within 0.01% of itself); a missing, unexpected or misshapen tensor is named."""
 import json
@@ -30,10 +30,8 @@ needs_torch = pytest.mark.skipif(not _native.available() or not _torch_importabl
 
 
 def _twin(net):
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    import torch_resnet
-    import torch_twins
     import torchvision
+    from crossbow import torch_resnet, torch_twins
     if net in ("lenet", "vgg16") or net.startswith(("resnet18d", "resnet50d")):
         return getattr(torch_twins, net)()
     if net in crossbow.nets.IMAGENET:

@@ -66,7 +66,7 @@ def test_builder_shapes_match_the_whole_net_at_a_real_batch(name):
 
 
 def test_progress_bar_is_the_trainers_on_stderr(capfd):
-    """scripts/demo_mnist.py draws the trainer's bar: every tenth a line where stderr is not a
+    """scripts/demo/demo_mnist.py draws the trainer's bar: every tenth a line where stderr is not a
     terminal, the label, rate, ETA and loss in it."""
     bar = _C.ProgressBar()
     for step in range(1, 11):

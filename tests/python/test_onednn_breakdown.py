@@ -1,16 +1,15 @@
-"""scripts/onednn_breakdown.py: oneDNN's verbose lines of every format (2.x, 3.x, 3.5's v1) summed by
+"""scripts/bench/onednn_breakdown.py: oneDNN's verbose lines of every format (2.x, 3.x, 3.5's v1) summed by
 primitive and propagation, creation lines, warm-up and other output left out; a failing command or
 one without oneDNN is an error, not an empty table."""
 import importlib.util
-import os
 import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import script
 
 spec = importlib.util.spec_from_file_location(
-    "onednn_breakdown", os.path.join(ROOT, "scripts", "onednn_breakdown.py"))
+    "onednn_breakdown", script("onednn_breakdown.py"))
 onednn_breakdown = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(onednn_breakdown)
 

@@ -1,14 +1,13 @@
-"""scripts/soak.py's verdict: a skipped case is reported apart from the passes, with its own
+"""scripts/soak/soak.py's verdict: a skipped case is reported apart from the passes, with its own
 exit status, and never under "all cases passed". The cases themselves are replaced (the real
 ones take a quarter of an hour); main's wiring of them into the verdict is what runs."""
 import importlib.util
-import os
 
 import pytest
 
-from conftest import ROOT
+from conftest import script
 
-spec = importlib.util.spec_from_file_location("soak", os.path.join(ROOT, "scripts", "soak.py"))
+spec = importlib.util.spec_from_file_location("soak", script("soak.py"))
 soak = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(soak)
 

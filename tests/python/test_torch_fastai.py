@@ -1,4 +1,4 @@
-"""scripts/torch_fastai_imagenette.py, the PyTorch run of fastai's Imagenette recipe: its
+"""scripts/peer/torch_fastai_imagenette.py, the PyTorch run of fastai's Imagenette recipe: its
 Lookahead and schedule against their equations, and a tiny run that trains, checkpoints and
 resumes, in the peer's venv (skipped where it is missing)."""
 import json
@@ -7,11 +7,11 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT
-from test_bench_nets import SCRIPTS, has_peer, peer
+from conftest import ROOT, script
+from test_bench_nets import has_peer, peer
 
 pytestmark = pytest.mark.skipif(not has_peer(), reason=(
-    "no peer venv with torch and torchvision (scripts/setup_peer.sh)"))
+    "no peer venv with torch and torchvision (scripts/peer/setup_peer.sh)"))
 
 CHECKS = """
 import math, torch
@@ -33,7 +33,7 @@ assert seen == [-1.0, -2.0, -1.5, -2.5, -3.5, -3.0], seen
 
 
 def test_lookahead_and_flat_cosine_follow_their_equations():
-    r = subprocess.run([peer.default_python(), "-c", CHECKS], cwd=SCRIPTS, capture_output=True,
+    r = subprocess.run([peer.default_python(), "-c", CHECKS], cwd=os.path.dirname(script("torch_fastai_imagenette.py")), capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr
 
@@ -52,7 +52,7 @@ def _tiny_folder(tmp_path, per_class=8):
 
 def _run(tmp_path, images, epochs):
     r = subprocess.run(
-        [peer.default_python(), os.path.join(SCRIPTS, "torch_fastai_imagenette.py"),
+        [peer.default_python(), script("torch_fastai_imagenette.py"),
          "--images", str(images), "--epochs", str(epochs), "--net", "resnet18d",
          "--threads", "1", "--workers", "0", "--checkpoint", str(tmp_path / "ckpt.pt")],
         capture_output=True, text=True, timeout=600)

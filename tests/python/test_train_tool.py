@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, script
 from crossbow import _native, cli, convert, trainer
 
 pytestmark = pytest.mark.skipif(not _native.available(), reason="crossbow._C is not built")
@@ -150,10 +150,10 @@ def test_reproduce_exports_a_recipe_without_converting_its_data(tmp_path, capsys
 
 
 def test_pillow_decoded_binaries_make_the_db_that_the_folders_make(dbs, tmp_path):
-    pytest.importorskip("PIL", reason="scripts/cifar_binary.py decodes with Pillow")
+    pytest.importorskip("PIL", reason="scripts/datagen/cifar_binary.py decodes with Pillow")
     import importlib.util
     spec = importlib.util.spec_from_file_location(
-        "cifar_binary", os.path.join(ROOT, "scripts", "cifar_binary.py"))
+        "cifar_binary", script("cifar_binary.py"))
     cifar_binary = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cifar_binary)
     binary = str(tmp_path / "train.bin")

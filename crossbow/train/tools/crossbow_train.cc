@@ -1,5 +1,5 @@
 // crossbow_train: `crossbow train` where our Python module is not installed (the GPU machine of
-// scripts/bundle_gpu.sh): a learner spec, written by `crossbow spec` or `crossbow reproduce
+// scripts/gpu/bundle_gpu.sh): a learner spec, written by `crossbow spec` or `crossbow reproduce
 // --export`, trained on LMDBs through the same C++ Trainer, loader and input presets. Prints the
 // result as one JSON line on standard output (the keys of Trainer.fit() in Python); logs and
 // the progress bar go to standard error. Exit code 0, 1 on an error (the line carries "error"),

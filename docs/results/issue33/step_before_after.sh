@@ -19,7 +19,7 @@ echo "# $(date -u), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $net a
      "($(git -C "$after" status --short | wc -l) files changed in the after tree)"
 for round in $(seq "$rounds"); do
   for tree in "$before" "$after"; do
-    ms=$(PYTHONPATH=$shim:$tree/python OMP_NUM_THREADS=1 python3 "$tree/scripts/bench_step.py" \
+    ms=$(PYTHONPATH=$shim:$tree/python OMP_NUM_THREADS=1 python3 "$tree/scripts/bench/bench_step.py" \
          --worker crossbow --net "$net" "${size_flag[@]}" --batches 16 --precisions "$precision" \
          --iters 8 | python3 -c "import json,sys,statistics;print('%.1f' % (1e3*statistics.median(json.load(sys.stdin)['times'])))")
     echo "round $round $tree $ms ms"

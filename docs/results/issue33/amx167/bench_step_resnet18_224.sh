@@ -3,5 +3,5 @@
 # against PyTorch's three modes, rounds interleaved (a PyTorch training run stopped meanwhile).
 cd /work/main
 date; git rev-parse --short HEAD; grep -m1 "^model\s" /proc/cpuinfo
-python3 scripts/bench_step.py --net resnet18 --input-size 224 --batches 16 --rounds 3 --threads 1 --iters 3 --precisions fp32 bf16
+python3 scripts/bench/bench_step.py --net resnet18 --input-size 224 --batches 16 --rounds 3 --threads 1 --iters 3 --precisions fp32 bf16
 date

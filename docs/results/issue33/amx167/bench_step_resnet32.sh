@@ -4,5 +4,5 @@
 while pgrep -f seed1.py > /dev/null; do sleep 5; done
 cd /work/main
 date; git rev-parse --short HEAD; grep -m1 "^model\s" /proc/cpuinfo
-python3 scripts/bench_step.py --batches 16 --rounds 3 --threads 1 --precisions fp32 bf16
+python3 scripts/bench/bench_step.py --batches 16 --rounds 3 --threads 1 --precisions fp32 bf16
 date

@@ -4,8 +4,8 @@
 # then the whole process sampled by perf, per symbol (perf_resnet18_128_bf16.txt; oneDNN's JIT
 # kernels named through ONEDNN_JIT_PROFILE), then the step time alone.
 cd "$(dirname "$0")/../../../.."
-W="scripts/bench_step.py --net resnet18 --input-size 128 --batches 16 --threads 1 --precisions bf16"
-B="python3 scripts/onednn_breakdown.py --steps 9 --warmup 3"
+W="scripts/bench/bench_step.py --net resnet18 --input-size 128 --batches 16 --threads 1 --precisions bf16"
+B="python3 scripts/bench/onednn_breakdown.py --steps 9 --warmup 3"
 (date; OMP_NUM_THREADS=1 $B -- python3 $W --iters 6 --worker crossbow
  OMP_NUM_THREADS=1 $B --by-shape -- python3 $W --iters 6 --worker crossbow; date)
 ONEDNN_JIT_PROFILE=6 OMP_NUM_THREADS=1 perf record -F 1999 -o /tmp/perf.data -- python3 $W --iters 20 --worker crossbow

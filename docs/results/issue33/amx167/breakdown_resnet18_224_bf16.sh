@@ -4,8 +4,8 @@
 cd /work/main
 P=/root/.cache/crossbow/peer-venv/bin/python
 date; git rev-parse --short HEAD; grep -m1 "^model\s" /proc/cpuinfo
-B="python3 scripts/onednn_breakdown.py --steps 9 --warmup 3"
-W="scripts/bench_step.py --net resnet18 --input-size 224 --batches 16 --threads 1 --precisions bf16 --iters 6"
+B="python3 scripts/bench/onednn_breakdown.py --steps 9 --warmup 3"
+W="scripts/bench/bench_step.py --net resnet18 --input-size 224 --batches 16 --threads 1 --precisions bf16 --iters 6"
 echo "== crossbow"; OMP_NUM_THREADS=1 $B -- python3 $W --worker crossbow
 echo "== torch channels_last"
 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=1 PYTHONPATH=scripts $B -- $P $W --worker torch --modes channels_last

@@ -3,8 +3,8 @@
 cd /work/main
 P=/root/.cache/crossbow/peer-venv/bin/python
 date; git rev-parse --short HEAD; grep -m1 "^model\s" /proc/cpuinfo
-B="python3 scripts/onednn_breakdown.py --steps 43 --warmup 3"
-W="scripts/bench_step.py --batches 16 --threads 1 --precisions fp32 --iters 40"
+B="python3 scripts/bench/onednn_breakdown.py --steps 43 --warmup 3"
+W="scripts/bench/bench_step.py --batches 16 --threads 1 --precisions fp32 --iters 40"
 for r in 1 2; do
   echo "== crossbow round $r"; OMP_NUM_THREADS=1 $B -- python3 $W --worker crossbow
   for m in channels_last compile; do

@@ -5,7 +5,7 @@
 cd /work/main
 kill -STOP $(pgrep -f "bench_train.py statistical --work /work/runs/i34|torch_tta.py.*i34")
 trap 'kill -CONT $(pgrep -f "bench_train.py statistical --work /work/runs/i34|torch_tta.py.*i34")' EXIT
-S="python3 scripts/bench_train.py statistical --work /work/runs/tta_amx80e --precision bf16 --resume"
+S="python3 scripts/bench/bench_train.py statistical --work /work/runs/tta_amx80e --precision bf16 --resume"
 date; git rev-parse --short HEAD; git status --short; grep -m1 "model name" /proc/cpuinfo
 $S --targets 0.8 --epochs 12 --recipes he-b128 --modes compile; date
 $S --targets 0.8 --epochs 15 --recipes sma-b16; date

@@ -6,4 +6,4 @@ cd /work/main
 kill -STOP $(pgrep -f "bench_train.py statistical --work /work/runs/i34|torch_tta.py.*i34")
 trap 'kill -CONT $(pgrep -f "bench_train.py statistical --work /work/runs/i34|torch_tta.py.*i34")' EXIT
 date; git rev-parse --short HEAD
-python3 scripts/bench_train.py statistical --work /work/runs/tta_amx80f --precision bf16 --resume --targets 0.8 0.85 --epochs 30 --recipes sma-b16; date
+python3 scripts/bench/bench_train.py statistical --work /work/runs/tta_amx80f --precision bf16 --resume --targets 0.8 0.85 --epochs 30 --recipes sma-b16; date

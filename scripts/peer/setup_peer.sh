@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Makes the benchmarks' PyTorch peer: a virtual environment with current torch and torchvision
+# from PyPI, in the folder `scripts/peer/peer.py --venv` names (~/.cache/crossbow/peer-venv, or
+# $CROSSBOW_PEER_VENV). Idempotent: a venv whose torch and torchvision import is left as it is.
+# Prints the peer's python on the last line; every benchmark uses it by default once it exists.
+# PYTHON picks the interpreter the venv is made from (default: python3 on PATH).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+base=$(command -v "${PYTHON:-python3}")
+venv=$("$base" "$root/scripts/peer/peer.py" --venv)
+py="$venv/bin/python"
+say() { echo "[setup_peer] $*" >&2; }
+
+if [ -x "$py" ] && "$py" -c "import torch, torchvision" 2>/dev/null; then
+  say "up to date: $venv"
+else
+  say "creating $venv from $base"
+  "$base" -m venv "$venv"
+  "$py" -m pip install --quiet --upgrade pip
+  # The CUDA libraries that PyPI's wheel depends on are installed but never loaded on a CPU run.
+  "$py" -m pip install --quiet --upgrade torch torchvision numpy
+fi
+"$py" -c "import torch, torchvision; print('[setup_peer] torch', torch.__version__, \
+'torchvision', torchvision.__version__)" >&2
+echo "$py"
