@@ -14,13 +14,19 @@ import time
 
 
 def describe():
-    """{"cpu": "MODEL, N cores", "gpu": "MODEL[, MODEL]" or None}."""
+    """{"cpu": "MODEL (family F model M), N cores", "gpu": "MODEL[, MODEL]" or None}. The family
+    and model tell CPU generations apart where the model name does not (a virtual machine's
+    "AMD EPYC" is Zen 3, 4 or 5)."""
     cpu = platform.processor() or "unknown CPU"
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f
-                       if line.startswith("model name"))
-    except (OSError, StopIteration):
+            fields = dict(line.split(":", 1) for line in f.read().split("\n\n")[0].splitlines()
+                          if ":" in line)
+        fields = {k.strip(): v.strip() for k, v in fields.items()}
+        cpu = fields["model name"]
+        if "cpu family" in fields and "model" in fields:
+            cpu += f" (family {fields['cpu family']} model {fields['model']})"
+    except (OSError, KeyError):
         pass
     gpus = ""
     try:

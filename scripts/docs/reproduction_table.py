@@ -67,19 +67,29 @@ def table():
     return "\n".join(lines)
 
 
+def between(page_path, begin, end):
+    """The text between the `begin` and `end` markers of the page."""
+    with open(page_path) as f:
+        page = f.read()
+    if begin not in page or end not in page:
+        raise SystemExit(f"{page_path}: no {begin} ... {end} markers to put the table between")
+    head, rest = page.split(begin, 1)
+    return head, rest.split(end, 1)
+
+
+def rewrite(page_path, begin, end, text):
+    """Puts `text` between the `begin` and `end` markers of the page."""
+    head, (_, tail) = between(page_path, begin, end)
+    with open(page_path, "w") as f:
+        f.write(head + begin + "\n" + text + "\n" + end + tail)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("runs", nargs="*", help="reproduce output folders")
     for run_dir in ap.parse_args().runs:
         collect(run_dir)
-    with open(PAGE) as f:
-        page = f.read()
-    if BEGIN not in page or END not in page:
-        raise SystemExit(f"{PAGE}: no {BEGIN} ... {END} markers to put the table between")
-    head, rest = page.split(BEGIN, 1)
-    page = head + BEGIN + "\n" + table() + "\n" + END + rest.split(END, 1)[1]
-    with open(PAGE, "w") as f:
-        f.write(page)
+    rewrite(PAGE, BEGIN, END, table())
     print(table())
 
 

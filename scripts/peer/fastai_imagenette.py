@@ -25,7 +25,6 @@ whole, then renamed) and a run started again goes on from the last complete epoc
 per mode (median step seconds, images/s), for choosing the fastest configuration.
 """
 import argparse
-import contextlib
 import json
 import os
 import statistics
@@ -45,6 +44,10 @@ from fastai.vision.all import (CategoryBlock, DataBlock, FlipItem, GrandparentSp
                                get_image_files, imagenet_stats, parent_label)
 from fastai.vision.models.xresnet import xresnet34, xresnet50, xse_resnext50
 from torch.nn import Mish
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "python"))
+from crossbow.machine import describe  # noqa: E402 (standard library only)
 
 NETS = {"xresnet34": xresnet34, "xresnet50": xresnet50}
 MODES = ("fp32", "channels_last", "bf16", "bf16_compile")
@@ -166,6 +169,7 @@ def learner(args, mode):
         model = torch.compile(model)
     learn = Learner(dls, model, metrics=[accuracy, top_k_accuracy], cbs=cbs, **learn_kwargs)
     learn.remove_cb(ProgressCallback)
+    learn.logger = lambda *values: print(*values, file=sys.stderr)  # stdout is the JSON lines
     return learn, fit_name, fit_kwargs, batch
 
 
@@ -174,8 +178,7 @@ def bench(args, emit):
         set_seed(args.seed)
         learn, fit_name, fit_kwargs, batch = learner(args, mode)
         timer = StepTimer(3, args.bench)
-        with contextlib.redirect_stdout(sys.stderr):
-            getattr(learn, fit_name)(1, cbs=[timer], **fit_kwargs)
+        getattr(learn, fit_name)(1, cbs=[timer], **fit_kwargs)
         steps = timer.times[timer.warmup:]
         emit({"mode": mode, "steps": len(steps), "warmup_s": sum(timer.times[:timer.warmup]),
               "median_step_s": statistics.median(steps), "min_step_s": min(steps),
@@ -215,7 +218,8 @@ def main(argv=None):
     emit({"recipe": args.recipe, "net": args.net if args.recipe == "tutorial" else
           "xse_resnext50", "epochs": args.epochs, "seed": args.seed, "mode": args.mode,
           "threads": torch.get_num_threads(), "workers": args.workers,
-          "fastai": fastai.__version__, "torch": torch.__version__})
+          "fastai": fastai.__version__, "torch": torch.__version__, "cpu": describe()["cpu"],
+          "started": time.strftime("%Y-%m-%d %H:%M")})
     if args.bench:
         return bench(args, emit)
     set_seed(args.seed, reproducible=True)
@@ -230,8 +234,7 @@ def main(argv=None):
         for line in done:
             emit(dict(line, resumed=True))
     log = EpochLog(done, emit, args.checkpoint)
-    with contextlib.redirect_stdout(sys.stderr):
-        getattr(learn, fit_name)(args.epochs, cbs=[log], start_epoch=len(done), **fit_kwargs)
+    getattr(learn, fit_name)(args.epochs, cbs=[log], start_epoch=len(done), **fit_kwargs)
 
 
 if __name__ == "__main__":

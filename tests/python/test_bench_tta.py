@@ -1,4 +1,4 @@
-"""bench_train.py statistical, the time-to-accuracy benchmark (scripts/tta*.py): the rules that
+"""bench_train.py statistical, the time-to-accuracy benchmark (scripts/bench/tta*.py): the rules that
 turn curves into epochs, images/s and time to each target, on hand-made curves; the schedules
 of the sweep; and the dry run end to end on the bundled sample (Crossbow alone, and the peer
 where a peer Python with torch exists)."""
