@@ -383,7 +383,7 @@ def test_torch_peer_runs_on_the_cpu_and_reports_a_missing_gpu(tmp_path):
     (result,) = json.loads(out.read_text())["results"]
     assert result["batch_size"] == 2 and result["images_per_s"] > 0
     if shutil.which("nvidia-smi") is None:
-        res = subprocess.run([python, script, "--batches", "2", "--output", out],
+        res = subprocess.run([python, program, "--batches", "2", "--output", out],
                              capture_output=True, text=True, timeout=300)
         assert res.returncode == 1
         assert json.loads(out.read_text())["results"] == [
