@@ -4,7 +4,7 @@
 # + 523b511) unless BEFORE=1: then the tree before them, f7bc267's build (the same C++ as
 # 4927b9b), through a shim that hides the editable install. OUT: where the output goes.
 cd "$(dirname "$0")/../../../.."
-out=${OUT:-docs/results/issue33/amx167}
+out=${OUT:-docs/results/cpu_speed/xeon_model167}
 tree=/work/main suffix=matmul env=()
 if [ -n "$BEFORE" ]; then
   shim=$(mktemp -d); trap 'rm -rf "$shim"' EXIT
