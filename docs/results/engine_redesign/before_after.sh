@@ -1,6 +1,6 @@
 #!/bin/bash
 # Interleaved rounds: crossbow_bench (2 learners, SMA) and bench_step's Crossbow worker (one
-# thread, batch 16, fp32), the tree before issue 35 (wtbase) against main.
+# thread, batch 16, fp32), the tree before the layered redesign (wtbase) against main.
 set -u
 out=/work/runs/bench35.jsonl; : > $out
 for tree in wtbase main; do

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 31's partial JPEG decode, before (5d67ab9~1) and after (main) in one run: images/s per core,
+# The partial JPEG decode, before (5d67ab9~1) and after (main) in one run: images/s per core,
 # ImageNet-like JPEGs -> RandomResizedCrop 224 + flip + normalise, full-resolution decode, 1 worker.
 P=$(pgrep -f "crossbow train --net resnet18"); [ -n "$P" ] && kill -STOP $P
 echo "# $(date -u), $(grep -m1 'model name' /proc/cpuinfo), before = $(git -C /work/wtbase rev-parse --short HEAD), after = $(git -C /work/main rev-parse --short HEAD)"

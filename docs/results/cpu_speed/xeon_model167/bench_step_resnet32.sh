@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 33 on the model-167 machine: ResNet-32, one thread, batch 16, fp32 and bf16, against
+# On the model-167 machine: ResNet-32, one thread, batch 16, fp32 and bf16, against
 # PyTorch's three modes, rounds interleaved; after seed1.py, nothing else running.
 while pgrep -f seed1.py > /dev/null; do sleep 5; done
 cd /work/main

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 33, nineteenth session: oneDNN's primitives by shape in ResNet-18's bf16 step at 128 px
+# oneDNN's primitives by shape in ResNet-18's bf16 step at 128 px
 # after MatmulConv, then oneDNN's total in ResNet-50's at 128 px before (f7bc267's build, the
 # same C++ as 4927b9b) and after; one thread, batch 16.
 cd "$(dirname "$0")/../../../.."

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 33, model 167, eighteenth session: where ResNet-18's bf16 step at 128 px goes, one thread,
+# where ResNet-18's bf16 step at 128 px goes, one thread,
 # batch 16, Crossbow's side: oneDNN's primitives by pass and by shape (breakdown_resnet18_128_bf16.txt),
 # then the whole process sampled by perf, per symbol (perf_resnet18_128_bf16.txt; oneDNN's JIT
 # kernels named through ONEDNN_JIT_PROFILE), then the step time alone.

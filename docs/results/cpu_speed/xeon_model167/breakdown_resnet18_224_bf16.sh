@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 33, model 167: where ResNet-18's bf16 step at 224 px goes, one thread, batch 16, both
+# Model 167: where ResNet-18's bf16 step at 224 px goes, one thread, batch 16, both
 # sides, by pass and then by shape (a PyTorch training run stopped meanwhile).
 cd /work/main
 P=/root/.cache/crossbow/peer-venv/bin/python

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 33: where ResNet-32's fp32 step goes, one thread, batch 16, both sides (the fp32 gap).
+# where ResNet-32's fp32 step goes, one thread, batch 16, both sides (the fp32 gap).
 cd /work/main
 P=/root/.cache/crossbow/peer-venv/bin/python
 date; git rev-parse --short HEAD; grep -m1 "^model\s" /proc/cpuinfo

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The nineteenth session's benchmarks on the model-167 Xeon (issue 33), nothing else running,
+# The benchmarks on the model-167 Xeon, nothing else running,
 # one after another. AFTER (the working tree, MatmulConv and the four-stream AllFinite, 7d35833
 # + 523b511) unless BEFORE=1: then the tree before them, f7bc267's build (the same C++ as
 # 4927b9b), through a shim that hides the editable install. OUT: where the output goes.

@@ -1,4 +1,4 @@
-// Issue 33, nineteenth session, one thread, the evidence behind PrefersMatmul and MatmulConv
+// One thread: the evidence behind PrefersMatmul and MatmulConv
 // (operators/conv_op.h, matmul_conv.h), three parts:
 //  1. bf16 3x3 convolutions of ResNet-18/50 at batch 16 as oneDNN 2.6's convolution primitives
 //     against im2col + its matmul, each pass alone and warm (median of 20; im2col a plain loop);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The seventeenth session's quiet-machine benchmarks on the model-167 Xeon (issue 33), one after
+# The quiet-machine benchmarks on the model-167 Xeon, one after
 # another. BEFORE: a copy of the tree before e1f41a1 (python/ scripts/ nets/ and build/'s
 # libraries) for the max pool's A/B; OUT: where the output goes.
 cd "$(dirname "$0")/../../../.."

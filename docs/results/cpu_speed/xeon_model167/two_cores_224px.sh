@@ -1,6 +1,6 @@
 #!/bin/bash
-# The eighteenth session's quiet-machine benchmarks on the model-167 Xeon (issue 33): the two-core
-# rows at 224 px, the last rows of the issue's table not yet measured here. OUT: where the output goes.
+# The quiet-machine benchmarks on the model-167 Xeon: the two-core
+# rows at 224 px, the last rows of the targets' table not yet measured here. OUT: where the output goes.
 cd "$(dirname "$0")/../../../.."
 out=${OUT:-docs/results/cpu_speed/xeon_model167}
 hdr() { date -u; git rev-parse --short HEAD; grep -m1 "^model\s" /proc/cpuinfo; }

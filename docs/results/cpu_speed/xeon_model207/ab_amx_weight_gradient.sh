@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 33: ResNet-32 bf16, one learner, one thread, synthetic data: the same tree built with
+# ResNet-32 bf16, one learner, one thread, synthetic data: the same tree built with
 # PrefersAmxWeightGradient off (before) and on (after), rounds alternating; the PyTorch
 # 164-epoch run paused meanwhile.
 cd /work/main && python3 -c "

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 37 on a new machine (Intel Xeon with AMX, family 6 model 167): 80%, each side's two drop
+# On a new machine (Intel Xeon with AMX, family 6 model 167): 80%, each side's two drop
 # sets at the budgets that were fastest to 80% before (PyTorch 12 epochs, Crossbow 15), sides
 # alternating, PyTorch in torch.compile (its fastest mode in every earlier set); a fresh search
 # with the confirmed adds of 07acf79; nothing else running.

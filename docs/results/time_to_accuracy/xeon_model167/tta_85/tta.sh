@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 37 on the model-167 machine: 85% (and 80%) at a 30-epoch budget, each side's two drop
+# On the model-167 machine: 85% (and 80%) at a 30-epoch budget, each side's two drop
 # sets (Crossbow sma-b16-he and sma-b16, PyTorch he-b128 and goyal-b128 in torch.compile), sides
 # alternating, right after tta_a.sh; the search of tta_a.sh's sma-b16 (2 learners) kept for
 # every Crossbow run; nothing else running.

@@ -1,7 +1,7 @@
 #!/bin/bash
-# Issue 37: a sixth AMX set after the AMX weight gradient: each side's fastest recipe to 80% in
+# a sixth AMX set after the AMX weight gradient: each side's fastest recipe to 80% in
 # the fifth set (PyTorch he-b128 compile at 12 epochs, Crossbow sma-b16 at 15), then a 30-epoch
-# budget a side to 85%; PyTorch first; the PyTorch 164-epoch run (issue 34) paused meanwhile.
+# budget a side to 85%; PyTorch first; the PyTorch 164-epoch run paused meanwhile.
 cd /work/main
 kill -STOP $(pgrep -f "bench_train.py statistical --work /work/runs/i34|torch_tta.py.*i34")
 trap 'kill -CONT $(pgrep -f "bench_train.py statistical --work /work/runs/i34|torch_tta.py.*i34")' EXIT

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 37: sma-b16 at 30 epochs (targets 80 and 85%) with the learner count fixed at the fifth set's 2 (the search's
+# sma-b16 at 30 epochs (targets 80 and 85%) with the learner count fixed at the fifth set's 2 (the search's
 # entry in tta_learners.json edited by hand), to separate the new kernel's speed from the
 # autotuner's new choice of 4 learners; the PyTorch 164-epoch run paused.
 cd /work/main

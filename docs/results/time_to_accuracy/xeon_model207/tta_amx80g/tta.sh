@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 37: a seventh AMX set, after alpha auto became 1/N and the autotuner's windows 2 s:
+# a seventh AMX set, after alpha auto became 1/N and the autotuner's windows 2 s:
 # each side's fastest recipe to 80% in the fifth and sixth sets (PyTorch he-b128 compile at 12
 # epochs, Crossbow sma-b16 at 15); PyTorch first; nothing else running (the averaging study
 # stopped with SIGSTOP).

@@ -1,4 +1,4 @@
-"""Issue 37: the spread of sma-b16-he's epochs to 85% at a 30-epoch budget. The set's run
+""" the spread of sma-b16-he's epochs to 85% at a 30-epoch budget. The set's run
 (seed 0) reached 85.06% at epoch 17; this is the same recipe, the set's 2 learners, seed 1 (the
 initialisation and the data order), alone, targets as the set's (stops at 85%)."""
 import json, sys, time
