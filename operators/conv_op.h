@@ -29,8 +29,8 @@ Shape ConvOutputShape(const OperatorDef& def, const ConvParams& p, const Shape& 
 // 2.6's AVX-512 Winograd measured 1.3-1.8x faster than direct in all three passes from 32
 // channels, and at 16 channels faster only for the weight gradient (ResNet-32's 32x32 layers:
 // 6.0 against 7.5 ms a step on an Intel Xeon with AMX, level on Zen 4; forward and data
-// gradient up to 13% slower), never at batch 1 (docs/results.md). Where oneDNN has no Winograd
-// (CPUs without AVX-512) the convolution stays direct.
+// gradient up to 13% slower), never at batch 1 (docs/history/results-0.1.0.md). Where oneDNN has
+// no Winograd (CPUs without AVX-512) the convolution stays direct.
 bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y,
                      Precision precision, ConvPass pass);
 

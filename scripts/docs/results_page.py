@@ -115,7 +115,7 @@ def render(page, results=RESULTS):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true",
-                    help="write nothing; exit 1 with a diff if the page is not what the results give")
+                    help="write nothing; exit 1 with a diff where the page is stale")
     args = ap.parse_args()
     with open(PAGE) as f:
         page = f.read()

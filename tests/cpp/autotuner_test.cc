@@ -55,8 +55,8 @@ TEST(Autotuner, AddsWhileThroughputGrowsThenStepsBack) {
 }
 
 // The curve that called for the look-ahead (ResNet-32 at batch 32 on one GPU: 4-5 learners
-// chosen, 8 faster by 23%): small gains between larger ones. Each setting is held against the best so far, so a
-// run of small gains does not add up to a choice either.
+// chosen, 8 faster by 23%): small gains between larger ones. Each setting is held against the
+// best so far, so a run of small gains does not add up to a choice either.
 TEST(Autotuner, LooksPastASmallGain) {
   Trace trace{{{1, 100},
                {2, 180},
