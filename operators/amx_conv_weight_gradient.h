@@ -12,7 +12,8 @@ bool AmxTilesGranted();
 
 // The weight gradient of a 3x3 convolution with stride 1 and padding 1 (no dilation, groups or
 // bias), channel counts multiples of 16, in bfloat16 on AMX tiles, where oneDNN 2.6's AMX
-// backward-weights kernels ran ResNet-32's layers at 78-266 GFLOP/s (docs/results.md, issue 33).
+// backward-weights kernels ran ResNet-32's layers at 78-266 GFLOP/s
+// (docs/history/results-0.1.0.md).
 //
 // Each image's positions are laid out flat, row after row, with one zero column after each
 // row. Then the neighbour (u-1, v-1) of flat position f is f + (u-1)(W+1) + (v-1), the padding

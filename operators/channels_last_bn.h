@@ -8,7 +8,7 @@ namespace crossbow {
 // (N*H*W) rows of `channels` contiguous values of type T (float, or uint16_t for bfloat16),
 // computed in float32. oneDNN 2.6's batch norm runs 4-5x slower on nhwc than on its blocked
 // layout, and on AMX the convolutions want nhwc: on ResNet-50 at 128 px in bf16, oneDNN's
-// batch norm took 131 ms of the step's 712 ms of oneDNN time (docs/results.md, issue 33).
+// batch norm took 131 ms of the step's 712 ms of oneDNN time (docs/history/results-0.1.0.md).
 // Sums run per block of rows in float32 and add up across blocks in float64, in a fixed order:
 // the results do not depend on the thread count. With `relu` the ReLU is fused: Y =
 // max(BN(X), 0), the forward pass writes mask[i] = (BN(X)[i] > 0) where given a mask, and the

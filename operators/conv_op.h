@@ -29,8 +29,8 @@ Shape ConvOutputShape(const OperatorDef& def, const ConvParams& p, const Shape& 
 // 2.6's AVX-512 Winograd measured 1.3-1.8x faster than direct in all three passes from 32
 // channels, and at 16 channels faster only for the weight gradient (ResNet-32's 32x32 layers:
 // 6.0 against 7.5 ms a step on an Intel Xeon with AMX, level on Zen 4; forward and data
-// gradient up to 13% slower), never at batch 1 (docs/results.md). Where oneDNN has no Winograd
-// (CPUs without AVX-512) the convolution stays direct.
+// gradient up to 13% slower), never at batch 1 (docs/history/results-0.1.0.md). Where oneDNN has
+// no Winograd (CPUs without AVX-512) the convolution stays direct.
 bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const Shape& y,
                      Precision precision, ConvPass pass);
 
@@ -45,7 +45,7 @@ bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const 
 // oneDNN 2.6's older AMX convolution kernels, which every bf16 backward pass runs on, did the
 // 1x1 layers' gradients at 60-150 GFLOP/s and the strided 3x3 ones' at 90-400, and its forward
 // `brgconv` ran the 4x4 plane at 305-384 (1,400 at 32x32); its AMX matrix product does the same
-// sums at 350-900 (docs/results.md, issue 33). ResNet-50 at 128 px spent 242 ms a step in the
+// sums at 350-900 (docs/history/results-0.1.0.md). ResNet-50 at 128 px spent 242 ms a step in the
 // 1x1 gradients, 107 as matrix products. ResNet-18's 4x4 layers at 128 px, batch 16, one
 // thread: forward 3.1 against 2.3 ms and dX 4.0 against 3.2 plus the fold, their weight
 // conversions two blocked against two plain (1.7 against 1.1 ms each); the strided 256-to-512
@@ -60,7 +60,7 @@ bool PrefersMatmul(const ConvParams& p, const Shape& y, bool bias, Precision pre
 // gradient, channel counts multiples of 16, bf16, where this process may use AMX, and where the
 // kernel's two packs take at most 4 MiB (AmxConvWeightGradient::PackBytes). Above that they
 // leave the 2 MiB second-level cache of every AMX core and the kernel loses: one-convolution
-// nets at batch 16 on an Intel Xeon with AMX (docs/results.md, issue 33) ran it 0.52-0.97x
+// nets at batch 16 on an Intel Xeon with AMX (docs/history/results-0.1.0.md) ran it 0.52-0.97x
 // oneDNN's time up to 3.75 MiB of packs (512 channels at 4x4 to 256 at 14x14), 1.31x at 4.26
 // MiB (64 at 32x32) and 1.76-1.83x at 6.6-12.7 MiB (128 at 28x28, 64 at 56x56). The
 // backward-data pass stays oneDNN's.

@@ -23,14 +23,14 @@ struct AutotunerOptions {
   int window_iterations = 20;  // measured per setting, and for at least window_seconds:
   // twenty iterations of small batches last a fraction of a second, in which a VM's pauses
   // decide the figure (two learners of batch 16 measured at 1,159 images/s in 0.4 s, then
-  // trained at 1,687: docs/results.md, issue 37).
+  // trained at 1,687: docs/history/results-0.1.0.md).
   double window_seconds = 2;
   // A setting that beats the best is measured again, and the best after it, before it is
   // added; it is added when the mean of its two windows still beats the mean of the best's by
   // more than the threshold. Measured in that order (best, setting, setting, best, where the
   // best was the setting measured last) a steady drift of the machine's speed cancels: on two cores
   // 2, 4 and 6 learners run at one rate, and single windows added learners on a VM's +-20%
-  // (docs/results.md, issue 37).
+  // (docs/history/results-0.1.0.md).
   bool confirm_adds = true;
   // Run(Engine*) calls it after each trial iteration with its result; true ends the search at
   // the choice so far (training's budget is spent, a stop signal came). Across the ranks of an

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Why averaged learners need more epochs (issue 37, item 2): ResNet-20 on the full CIFAR-10,
+"""Why averaged learners need more epochs: ResNet-20 on the full CIFAR-10,
 one schedule for every run (the small-batch rule's: one epoch of warm-up from a tenth of the
 rate, /10 at 1/2 and 3/4 of --epochs, momentum 0.9, weight decay 1e-4), and one lever changed
 per run against the same seed:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Training benchmarks of issue 4, against PyTorch on the same machine in the same run.
+"""Training benchmarks against PyTorch on the same machine in the same run.
 
   hardware    ResNet-32 images/s on CIFAR-10 at batch 16 with auto-tuned learners (SMA),
               against PyTorch in one process using all cores at batch 16 and 32; interleaved

@@ -2,8 +2,8 @@
 // throughput (AVX-512), bf16 tile dot products (AMX, where the CPU has it) and memory
 // bandwidth (a triad over arrays in L2 and far past the last-level cache). A virtual machine's
 // "cores" may share a physical core (SMT siblings: FMA throughput halves when both work), an
-// AMX unit, or memory bandwidth; docs/results.md uses it to tell which holds back learners
-// that run side by side. Needs AVX-512F; run it on a quiet machine, a few times:
+// AMX unit, or memory bandwidth; docs/history/results-0.1.0.md uses it to tell which holds
+// back learners that run side by side. Needs AVX-512F; run it on a quiet machine, a few times:
 //
 //   g++ -O3 -march=native -pthread -o /tmp/core_peaks scripts/bench/core_peaks.cc && /tmp/core_peaks
 //

@@ -20,11 +20,12 @@ docs/design/engine.md):
   sma-b16-cos    the same with cos-b128's schedule: a cosine to 0 at the end of the run from
                  the end of the warm-up, instead of the drops.
   sma-b16-he     the same with he-b128's drops, at 1/2 and 3/4 of the run: a longer first phase,
-                 whose higher plateau after the drop reached 85% sooner (docs/results.md).
+                 whose higher plateau after the drop reached 85% sooner
+                 (docs/history/results-0.1.0.md).
   sma-b32        SMA, batch 32 per learner, auto-tuned learners.
   sgd-b16        one learner, batch 16.
-  localsgd-b16   local SGD, averaging every 4 iterations (the best H of docs/results.md's
-                 comparison), batch 16, auto-tuned learners.
+  localsgd-b16   local SGD, averaging every 4 iterations (the best H of the comparison in
+                 docs/history/results-0.1.0.md), batch 16, auto-tuned learners.
 
 Needs neither torch nor Crossbow to import (the peer reads lr_factor from here); the Crossbow
 recipes import crossbow when asked for.

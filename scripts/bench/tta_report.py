@@ -50,7 +50,7 @@ def fastest(runs, side, target):
 
 def verdict(runs, target):
     """Crossbow's fastest run against PyTorch's at `target`: time_ratio (Crossbow's time over
-    PyTorch's, the issue's "0.5x"), epochs_ratio and speed_ratio (Crossbow's over PyTorch's,
+    PyTorch's; the target is 0.5x), epochs_ratio and speed_ratio (Crossbow's over PyTorch's,
     so that time_ratio = epochs_ratio / speed_ratio), slower_than (the PyTorch runs that
     reached it sooner than Crossbow's fastest); where a side never reached it, its best
     accuracy and how many points it was short."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The data of issue 31's measurements at ImageNet's scale, made and timed under OUT:
+"""The data of the ImageNet-scale measurements (start-up, cold reads), made and timed under OUT:
 
   jpeg_N/   N small ImageNet-like JPEGs in ImageNet's layout (make_imagenet_like.py --scale)
   db_N/     those converted: `crossbow convert imageset --by_folder --shuffle --encoded`

@@ -9,7 +9,8 @@
 # JPEG archive of the data folder with a Pillow wheel for Python 3.12 to decode it there
 # (data/), the launcher (scripts/gpu/bundle_run.sh as run) and a MANIFEST. Builds the programs
 # first (CUDA on, Release; configures the build folder if it has no cache). Writes OUT/ and
-# OUT.tar.xz, prints the size, and fails above 60 MiB (the device tool carries 64 MiB in all).
+# OUT.tar.xz, prints the size, and fails above 60 MiB (so that it fits where a remote runner
+# copies at most 64 MiB).
 #
 #   scripts/gpu/bundle_gpu.sh [--build build] [--out build-gpu/bundle] [--runs "RECIPE:VARIANT:EPOCHS ..."]
 #                         [--data-dir ../shared/data]

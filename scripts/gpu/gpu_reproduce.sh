@@ -13,7 +13,7 @@
 #      OUT/RUN adds the run to docs/reproduction.md as it does a `crossbow reproduce` folder);
 #      --flags adds crossbow_train flags to each (e.g. "--learners 4");
 # OUT is --out (else ./reproduce); --pack FILE.tar.gz packs it (not the data or checkpoints),
-# for a machine that hands back a few files only. Where $OUT is set (the device tool's folder of
+# for a machine that hands back a few files only. Where $OUT is set (a runner's folder of
 # files to hand back), OUT is a folder beside it and the pack $OUT/reproduce.tar.gz unless --out
 # and --pack say otherwise: everything measured comes back, the data does not. Running it again
 # over the same OUT resumes each run from its checkpoint.

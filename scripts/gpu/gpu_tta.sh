@@ -18,7 +18,7 @@
 # or a --build folder (the run exported here with the crossbow module). --precision bf16 runs
 # both sides in bf16 (Crossbow's --precision, PyTorch's autocast). OUT is --out (else ./tta);
 # --pack FILE.tar.gz packs it (not the data) for a machine that hands back few files. Where $OUT
-# is set (the device tool's folder), OUT is a folder beside it and the pack $OUT/tta.tar.gz
+# is set (a runner's folder of files to hand back), OUT is a folder beside it and the pack $OUT/tta.tar.gz
 # unless --out and --pack say otherwise.
 # A run already in OUT/runs is kept, so that runs split over two calls (--batches '' or
 # --torch-recipes '' leave a side out) report together; the report alone is

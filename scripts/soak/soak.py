@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Soak and fault cases for `crossbow train` on this machine, one line each: PASS/FAIL/SKIP,
-the case and its figure (docs/results.md, "Reliability"). A benchmark-style script, not a test:
-it takes about a quarter of an hour on two cores. Run it through scripts/soak/soak.sh. Exit status:
-0 every case passed, 1 a case failed, 2 none failed but some were skipped (named last).
+the case and its figure (docs/history/results-0.1.0.md, "Reliability"). A benchmark-style
+script, not a test: it takes about a quarter of an hour on two cores. Run it through
+scripts/soak/soak.sh. Exit status: 0 every case passed, 1 a case failed, 2 none failed but
+some were skipped (named last).
 
 - soak: ResNet-20, SMA, --learners auto, 20 epochs of the bundled CIFAR-10 sample; resident
   memory sampled every 5 s stays within 2% after epoch 2, and the thread count does not grow;

@@ -54,9 +54,9 @@ TEST(Autotuner, AddsWhileThroughputGrowsThenStepsBack) {
   EXPECT_DOUBLE_EQ(r.decisions.back().images_per_second, 186);
 }
 
-// The curve behind the issue (ResNet-32 at batch 32 on one GPU: 4-5 learners chosen, 8 faster by
-// 23%): small gains between larger ones. Each setting is held against the best so far, so a
-// run of small gains does not add up to a choice either.
+// The curve that called for the look-ahead (ResNet-32 at batch 32 on one GPU: 4-5 learners
+// chosen, 8 faster by 23%): small gains between larger ones. Each setting is held against the
+// best so far, so a run of small gains does not add up to a choice either.
 TEST(Autotuner, LooksPastASmallGain) {
   Trace trace{{{1, 100},
                {2, 180},

@@ -116,15 +116,16 @@ def test_gpu_check_without_a_gpu_checks_the_build_and_exits_3(tmp_path):
     summary = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
     assert summary["exit_code"] == 3 and summary["crossbow"] == []
     assert json.loads((tmp_path / "out" / "resnet32.json").read_text())["device"] == "cuda:0"
-    with tarfile.open(tmp_path / "all.tar.gz") as packed:  # everything, for the device tool
+    # everything, for a runner that hands back few files
+    with tarfile.open(tmp_path / "all.tar.gz") as packed:
         assert {"out/gpu_check.json", "out/logs/test_list.txt"} <= set(packed.getnames())
 
 
 @needs_cuda_tests
 @no_gpu
-def test_gpu_check_packs_everything_into_the_device_tools_out(tmp_path):
-    """Under the device tool ($OUT set, no --out or --pack) the results go to a folder beside
-    $OUT and come back packed, so that no figure is measured without its output."""
+def test_gpu_check_packs_everything_into_the_runners_out(tmp_path):
+    """Under a runner that hands back $OUT ($OUT set, no --out or --pack) the results go to a
+    folder beside $OUT and come back packed, so that no figure is measured without its output."""
     handback = tmp_path / "handback"
     handback.mkdir()
     out = subprocess.run([script("gpu_check.sh"), "--build", BUILD],

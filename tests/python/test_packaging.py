@@ -34,6 +34,7 @@ def test_wheel_metadata_names_the_package_its_command_and_extras(tmp_path):
     with open(os.path.join(info, "METADATA")) as f:
         metadata = f.read()
     assert "Name: crossbow" in metadata and "Requires-Dist: numpy" in metadata
+    assert "License-Expression: Apache-2.0" in metadata and "License-File: LICENSE" in metadata
     for extra in ("plot", "tensorboard", "onnx"):
         assert f"Provides-Extra: {extra}" in metadata
     with open(os.path.join(info, "entry_points.txt")) as f:

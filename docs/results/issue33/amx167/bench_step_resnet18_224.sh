@@ -1,7 +1,0 @@
-#!/bin/bash
-# Issue 33 on the model-167 machine: ResNet-18 at 224 px, one thread, batch 16, fp32 and bf16,
-# against PyTorch's three modes, rounds interleaved (a PyTorch training run stopped meanwhile).
-cd /work/main
-date; git rev-parse --short HEAD; grep -m1 "^model\s" /proc/cpuinfo
-python3 scripts/bench/bench_step.py --net resnet18 --input-size 224 --batches 16 --rounds 3 --threads 1 --iters 3 --precisions fp32 bf16
-date
