@@ -20,6 +20,7 @@ import re
 
 from crossbow import _native
 from crossbow.names import did_you_mean
+from crossbow.options import library_defaults
 
 # Arguments that the operators read as floats: JSON must carry them as 1.0, not 1.
 FLOAT_ARGS = {"epsilon", "momentum", "ratio", "value", "min", "max", "mean", "std",
@@ -43,15 +44,6 @@ def op_shapes(op, in_shapes, int_inputs=()):
     fed = {x: list(s) for x, s in zip(op["inputs"], in_shapes)}
     out = _native.load().infer_shapes(json.dumps(net), fed, list(int_inputs))
     return [None if out.get(o) is None else tuple(out[o]) for o in op["outputs"]]
-
-
-def library_defaults(**values):
-    """``values`` with each None replaced by the option's default for the Python library
-    (Model, to_spec) from the C++ option table, which says where it differs from the
-    commands' (weight_decay: none unless asked)."""
-    from crossbow.trainer import option_table  # late: the trainer imports what builds nets
-    table = option_table()
-    return {k: table[k].library_default if v is None else v for k, v in values.items()}
 
 
 def format_shape(shape):

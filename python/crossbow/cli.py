@@ -22,23 +22,23 @@ def _ops(args):
 
 
 # The options of crossbow train that other commands take too: their flags, defaults, docs and
-# checks come from the option table (trainer.add_arguments, trainer.options_from).
+# checks come from the option table (options.add_arguments, options.options_from).
 _NET_OPTIONS = ("num_classes", "input_size")
 _SPEC_OPTIONS = _NET_OPTIONS + ("lr", "momentum", "weight_decay", "seed", "precision")
 _EVAL_OPTIONS = _NET_OPTIONS + ("batch_size", "workers")
 
 
 def _summary(args):
-    from crossbow import net_source, trainer
-    o = trainer.options_from(args, _NET_OPTIONS)
+    from crossbow import net_source, options
+    o = options.options_from(args, _NET_OPTIONS)
     print(net_source.builder(args.net, **o).summary())
     return 0
 
 
 def _spec(args):
     import json
-    from crossbow import net_source, trainer
-    o = trainer.options_from(args, _SPEC_OPTIONS)
+    from crossbow import net_source, options
+    o = options.options_from(args, _SPEC_OPTIONS)
     spec = net_source.builder(args.net, **{k: o.pop(k) for k in _NET_OPTIONS}).to_spec(
         threads=args.threads, device=args.device, **o)
     text = json.dumps(spec)
@@ -51,20 +51,20 @@ def _spec(args):
 
 
 def _add_spec(sub, net_help):
-    from crossbow import trainer
+    from crossbow import options
     spec = sub.add_parser("spec", help="write a net's learner spec (JSON) for the C++ tools, "
                                        "e.g. crossbow_bench --spec")
     spec.add_argument("--net", required=True, metavar="NET", help=net_help)
     spec.add_argument("--device", default="cpu", help="where learners run: cpu, cuda or cuda:N")
     spec.add_argument("--threads", type=int, default=1, help="CPU threads of each learner")
-    trainer.add_arguments(spec, _SPEC_OPTIONS)
+    options.add_arguments(spec, _SPEC_OPTIONS)
     spec.add_argument("--output", "-o", help="file to write (default: standard output)")
     spec.set_defaults(run=_spec)
 
 
 def _train(args):
-    from crossbow import trainer
-    t = trainer.Trainer(args.net, args.train_db, args.test_db, **trainer.options_from(args))
+    from crossbow import options, trainer
+    t = trainer.Trainer(args.net, args.train_db, args.test_db, **options.options_from(args))
     if args.export:
         print(t.export(args.export))
         return 0
@@ -90,9 +90,9 @@ def _end_world(code):
 
 
 def _eval(args):
-    from crossbow import trainer
+    from crossbow import options, trainer
     r = trainer.evaluate(args.net, args.checkpoint, args.test_db,
-                         **trainer.options_from(args, _EVAL_OPTIONS))
+                         **options.options_from(args, _EVAL_OPTIONS))
     print(f"test loss {r['loss']:.4f}, top-1 {r['top1'] * 100:.2f}%, top-5 {r['top5'] * 100:.2f}%")
     return 0
 
@@ -124,14 +124,14 @@ def _set_verbosity(args):
 
 
 def _add_training(sub, net_help):
-    from crossbow import trainer
+    from crossbow import options, trainer
     train = sub.add_parser("train", help="train a net on LMDB data with many learners",
                            parents=[_output_flags()])
     train.add_argument("--net", required=True, metavar="NET", help=net_help)
     train.add_argument("--train-db", required=True, help="training LMDB")
     train.add_argument("--test-db", help="test LMDB (evaluations, target accuracy)")
     train.add_argument("--export", metavar="FOLDER", help=trainer.EXPORT_HELP)
-    trainer.add_arguments(train)
+    options.add_arguments(train)
     train.set_defaults(run=_train)
     ev = sub.add_parser("eval", help="evaluate a checkpoint's average model on a test LMDB",
                         parents=[_output_flags()])
@@ -139,7 +139,7 @@ def _add_training(sub, net_help):
                     help=net_help + "; default: the net the checkpoint records")
     ev.add_argument("--checkpoint", required=True, help="a checkpoint file or directory")
     ev.add_argument("--test-db", required=True, help="test LMDB")
-    trainer.add_arguments(ev, _EVAL_OPTIONS, batch_size=trainer.EVAL_BATCH_SIZE)
+    options.add_arguments(ev, _EVAL_OPTIONS, batch_size=trainer.EVAL_BATCH_SIZE)
     ev.set_defaults(run=_eval)
     pl = sub.add_parser("plot", help="plot metrics files: accuracy vs time/epochs, images/s")
     pl.add_argument("metrics", nargs="+", help="JSON-lines metrics files")
@@ -158,8 +158,8 @@ def parser():
     net_help = net_source.help_text()
     summ = sub.add_parser("summary", help="print a net's layers and parameter counts")
     summ.add_argument("net", metavar="NET", help=net_help)
-    from crossbow import trainer
-    trainer.add_arguments(summ, _NET_OPTIONS)
+    from crossbow import options
+    options.add_arguments(summ, _NET_OPTIONS)
     summ.set_defaults(run=_summary)
     _add_spec(sub, net_help)
     from crossbow import convert

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from crossbow import _native
+from crossbow import _native, onnx_export, weights
 from crossbow.names import did_you_mean
 
 
@@ -169,10 +169,15 @@ class Model:
             raise FileNotFoundError(f"no checkpoint at '{path}'")
         self.learner.load(path)
 
+    def load_weights(self, path):
+        """Sets every parameter and state blob from a training checkpoint's average model z
+        (a file or a checkpoint folder) or a Model.save file, each blob checked against the
+        net; returns the Model. ``crossbow.nets.build("resnet20").load_weights("ckpt")``."""
+        return weights.into_model(self, weights.read(path, self.builder))
+
     def export_onnx(self, path, input_size=None):
         """Writes this model's inference graph and weights as ONNX (opset 17, batch dynamic);
         ``input_size`` sets the image height and width (default: the net's). Returns path."""
-        from crossbow import onnx_export, weights
         return onnx_export.export(self.builder, weights.of_model(self), os.fspath(path),
                                   input_size)
 

@@ -9,7 +9,8 @@ import inspect
 import os
 import sys
 
-from crossbow import _native
+from crossbow import _native, nets
+from crossbow.builder import ModelBuilder
 from crossbow.names import did_you_mean
 
 HELP = ("a zoo net ({names}), or FILE.py:FUNCTION or MODULE:FUNCTION: a function that returns a "
@@ -17,13 +18,11 @@ HELP = ("a zoo net ({names}), or FILE.py:FUNCTION or MODULE:FUNCTION: a function
 
 
 def help_text():
-    from crossbow.nets import NAMES
-    return HELP.format(names=", ".join(NAMES))
+    return HELP.format(names=", ".join(nets.NAMES))
 
 
 def builder(net, num_classes=None, input_size=None, zero_init_residual=False):
     """The ModelBuilder `net` names (or `net` itself, a ModelBuilder), with ``source`` set."""
-    from crossbow.builder import ModelBuilder
     if isinstance(net, ModelBuilder):
         _zoo_only(zero_init_residual, input_size, "a ModelBuilder")
         return net
@@ -31,7 +30,6 @@ def builder(net, num_classes=None, input_size=None, zero_init_residual=False):
         raise TypeError(f"net must be a zoo net name, FILE.py:FUNCTION, MODULE:FUNCTION or a "
                         f"ModelBuilder, got {type(net).__name__}")
     if ":" not in net:
-        from crossbow import nets
         b = nets.builder(net, num_classes, input_size, zero_init_residual)
         b.source = net
         return b

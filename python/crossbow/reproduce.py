@@ -178,10 +178,10 @@ _ALWAYS_SHOWN = ("batch_size", "learners", "sync", "lr", "momentum", "weight_dec
 
 def train_command(options, train_db, test_db):
     """The `crossbow train` command line that runs `options`."""
-    from crossbow import trainer
+    from crossbow.options import option_table
     words = ["crossbow", "train", "--net", options["net"], "--train-db", train_db,
              "--test-db", test_db]
-    for name, option in trainer.option_table().items():
+    for name, option in option_table().items():
         value = options.get(name)
         if value is None or value == option.default and name not in _ALWAYS_SHOWN:
             continue
@@ -253,7 +253,7 @@ def _list():
 
 
 def add_parser(subparsers, output_flags, net_help):
-    from crossbow import trainer
+    from crossbow import options, trainer
     p = subparsers.add_parser(
         "reproduce", parents=[output_flags], conflict_handler="resolve",
         help="train a published recipe end to end (crossbow reproduce --list)",
@@ -275,7 +275,7 @@ def add_parser(subparsers, output_flags, net_help):
     p.add_argument("--output", "-o", help="the run's folder (default: "
                                           "reproduce/RECIPE-VARIANT-Eep)")
     group = p.add_argument_group("training options, overriding the recipe's")
-    trainer.add_arguments(group)
+    options.add_arguments(group)
     for action in group._group_actions:
         action.default = argparse.SUPPRESS
     p.add_argument("--epochs", type=int, default=None,
@@ -290,9 +290,9 @@ def _run(args):
         return _list()
     if not args.recipe:
         raise ValueError("name a recipe (crossbow reproduce --list shows them)")
-    from crossbow import trainer
+    from crossbow import options
     # --epochs is the reproduce command's own (it compresses the schedule), not an override.
-    overrides = {n: getattr(args, n) for n in trainer.option_table()
+    overrides = {n: getattr(args, n) for n in options.option_table()
                  if n != "epochs" and hasattr(args, n)}
     if args.net is not None:
         overrides["net"] = args.net

@@ -9,89 +9,23 @@ come from the C++ table of options (crossbow/train/trainer_options.cc, here ``OP
 checks them before anything is built or read.
 """
 import json
-import math
 import os
 import shlex
-import typing
 
-from crossbow import _native, world
-from crossbow.names import did_you_mean
+from crossbow import _native, observe, world
 from crossbow.net_source import builder as net_builder, checkpoint_builder
+from crossbow.options import as_json, checked_options, checked_subset, option_table
+from crossbow.weights import checkpoint_path
 
-_OPTIONS = None
 # The optimiser's options, passed to the spec as they are (None: the learner's default).
 _SOLVER_OPTIONS = ("optimizer", "momentum_convention", "betas", "eps", "lookahead_k",
                    "lookahead_alpha")
-
-
-class Option(typing.NamedTuple):
-    default: object  # the commands' (Trainer, crossbow train); None: unset; a tuple for a list
-    kind: type  # of the value, or of each of a list's values
-    help: str
-    unit: str  # "" where it has none
-    is_list: bool
-    library_default: object  # Model's and ModelBuilder.to_spec's, where the table differs
-
-
-_KINDS = {"int": int, "float": float, "str": str, "bool": bool, "floats": float}
-
-
-def _value(text):
-    value = json.loads(text)
-    return tuple(value) if isinstance(value, list) else value
-
-
-def option_table():
-    """name: Option, from the C++ table of options (crossbow/train/trainer_options.cc), which
-    also checks every value: the Trainer keyword arguments and the `crossbow train` flags."""
-    global _OPTIONS
-    if _OPTIONS is None:
-        table = {}
-        for o in _native.load().trainer_options():
-            default, library = (_value(o[k]) for k in ("default", "library_default"))
-            rule = o["rule"] if o["type"] not in ("str", "bool") else ""
-            table[o["name"]] = Option(default, _KINDS[o["type"]],
-                                      o["doc"] + (f" ({rule})" if rule else ""), o["unit"],
-                                      o["type"] == "floats", library)
-        _OPTIONS = table
-    return _OPTIONS
 
 
 def __getattr__(name):
     if name == "OPTIONS":
         return option_table()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _json(options):
-    """The options as the JSON the C++ table reads: unset ones left out, NaN and infinities
-    as the strings JSON must carry them in."""
-    def value(v):
-        if isinstance(v, float) and not math.isfinite(v):
-            return str(v)
-        return [value(x) for x in v] if isinstance(v, (list, tuple)) else v
-    return json.dumps({k: value(v) for k, v in options.items() if v is not None})
-
-
-def checked_options(options):
-    """Every option: the table's defaults, with `options` over them, checked by the table. An
-    unknown name is a TypeError with a did-you-mean, a bad value a ValueError naming it."""
-    table = option_table()
-    unknown = sorted(set(options) - set(table))
-    if unknown:
-        raise TypeError(f"Trainer got an unknown option '{unknown[0]}'"
-                        f"{did_you_mean(unknown[0], table)}")
-    checked = {name: option.default for name, option in table.items()}
-    checked.update(options)
-    _native.load().check_trainer_options(_json(checked))
-    return checked
-
-
-def checked_subset(**options):
-    """``options``, some of the table's, each checked against its rule (a ValueError naming
-    it), without the checks of a whole training run: for the commands that share them."""
-    _native.load().check_options(_json(options))
-    return options
 
 
 def _check_db(what, db):
@@ -137,7 +71,7 @@ class Trainer:
         o = _with_net(self.options, self.builder)
         os.makedirs(folder, exist_ok=True)
         spec, options = (os.path.join(folder, name) for name in ("spec.json", "options.json"))
-        for path, text in ((spec, json.dumps(self.learner_spec())), (options, _json(o))):
+        for path, text in ((spec, json.dumps(self.learner_spec())), (options, as_json(o))):
             with open(path, "w") as f:
                 f.write(text + "\n")
         train_db = self.train_db if train_db is None else train_db
@@ -150,7 +84,7 @@ class Trainer:
         if self._trainer is None:
             C = _native.load()
             train, test = self._sources(C)
-            self._trainer = C.Trainer(json.dumps(self.learner_spec()), _json(self.options),
+            self._trainer = C.Trainer(json.dumps(self.learner_spec()), as_json(self.options),
                                       train, test)
         return self._trainer
 
@@ -174,7 +108,6 @@ class Trainer:
         elapsed_s, images_per_s, learners_per_device, test_loss/accuracy/top5 (last
         evaluation), best_accuracy, time_to_accuracy_s (None if not reached), skipped_batches,
         autotune (the autotuner's decisions), ranks (processes of an MPI job)."""
-        from crossbow import observe
         with observe.training(self.options, self.builder.name):
             return dict(self._native_trainer().fit())
 
@@ -189,7 +122,6 @@ def evaluate(net, checkpoint, test_db, batch_size=EVAL_BATCH_SIZE, num_classes=N
     None: the net the checkpoint records; `workers` None: the option table's default."""
     if workers is None:
         workers = option_table()["workers"].default
-    from crossbow.weights import checkpoint_path
     checkpoint = checkpoint_path(checkpoint)
     _check_db("test_db", test_db)
     checked_subset(batch_size=batch_size, num_classes=num_classes, workers=workers,
@@ -211,7 +143,7 @@ def _source(db, builder, o, train):
     if isinstance(db, tuple):
         images, labels = db
         return _native.load().ArraySource(images, labels, o["batch_size"])
-    return _native.load().make_source(os.fspath(db), train, _json(_with_net(o, builder)),
+    return _native.load().make_source(os.fspath(db), train, as_json(_with_net(o, builder)),
                                       builder.input_shape[-1])
 
 
@@ -235,42 +167,6 @@ def spec_device(devices):
 EXPORT_HELP = ("write the learner spec and options into FOLDER and print the command of "
                "crossbow_train, the C++ trainer (for machines without our Python module), "
                "instead of training")
-
-
-def add_arguments(parser, names=None, **defaults):
-    """The options as flags of `crossbow train`: --batch-size, --lr-policy, --resume ...; or of
-    a command that shares some (``names``), with ``defaults`` where its own differ. Without
-    the C++ extension (which holds the table) the command takes any flags and says how to
-    build it when it runs."""
-    import argparse
-    if not _native.available():
-        parser.set_defaults(unchecked_flags=True)  # options_from says what is missing
-        return
-    for name, o in option_table().items():
-        if names is not None and name not in names:
-            continue
-        o = o._replace(default=defaults.get(name, o.default))
-        flag = "--" + name.replace("_", "-")
-        metavar = (o.unit or name).upper()
-        if o.kind is bool:
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=o.default,
-                                help=o.help)
-        elif o.is_list:
-            parser.add_argument(flag, type=o.kind, nargs="*", default=list(o.default),
-                                metavar=metavar, help=o.help)
-        else:
-            parser.add_argument(flag, type=o.kind, default=o.default, metavar=metavar,
-                                help=o.help)
-
-
-def options_from(args, names=None):
-    """The options' values from parsed `crossbow train` arguments; or the ``names`` a command
-    shares with it, checked (checked_subset)."""
-    if getattr(args, "unchecked_flags", False):
-        _native.load()  # the ImportError that says how to build the extension
-    if names is not None:
-        return checked_subset(**{name: getattr(args, name) for name in names})
-    return {name: getattr(args, name) for name in option_table()}
 
 
 def describe(result):

@@ -58,15 +58,7 @@ def of_model(model):
 
 def into_model(model, arrays):
     """Sets every parameter and state blob of ``model`` from ``arrays`` (checked by
-    Model.set_param: name and shape)."""
+    Model.set_param: name and shape); Model.load_weights reads them from a file."""
     for name, value in arrays.items():
         model.set_param(name, np.ascontiguousarray(value, dtype=np.float32))
     return model
-
-
-def load_model(net, path, num_classes=None):
-    """A Model of zoo net ``net`` (a name or a ModelBuilder) holding the weights at ``path``."""
-    from crossbow.model import Model
-    from crossbow.net_source import builder as net_builder
-    builder = net_builder(net, num_classes)
-    return into_model(Model(builder), read(path, builder))

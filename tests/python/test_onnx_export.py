@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import crossbow
-from crossbow import ModelBuilder, cli, onnx_export, weights
+from crossbow import ModelBuilder, cli, nets, onnx_export
 from crossbow import _native
 from conftest import assert_same_log_probabilities, needs_C, small_variance_bn_net
 
@@ -83,7 +83,7 @@ def test_crossbow_export_writes_a_checkpoints_average_model(tmp_path, capsys):
     stored = {t.name: onnx.numpy_helper.to_array(t) for t in onnx.load(str(out)).graph.initializer}
     np.testing.assert_array_equal(stored["ip2_w"], tensors["z/ip2_w"])
     assert not np.array_equal(tensors["z/ip2_w"], tensors["learner0/ip2_w"])
-    z = weights.load_model("lenet", ckpt)  # the checkpoint's z as a Model
+    z = nets.build("lenet").load_weights(ckpt)  # the checkpoint's z as a Model
     x = _blobs(8, 2)[0]
     assert_same_log_probabilities(_session(out).run(None, {"data": x})[0], z.predict(x), 1e-4)
     assert cli.main(["export", "--net", "resnet20", "--checkpoint", str(ckpt), "--output",

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from crossbow import cli, trainer
+from crossbow import cli, options, trainer
 from conftest import ROOT
 
 _C = pytest.importorskip("crossbow._C", reason="crossbow._C is not built (scripts/setup.sh)")
@@ -73,10 +73,10 @@ def test_the_options_read_outside_the_engine_are_the_nets_and_the_data_loaders()
 
 def test_non_finite_numbers_reach_the_checks_and_are_refused():
     with pytest.raises(ValueError, match=r"lr \(--lr\) must be finite and >= 0, got nan"):
-        _C.check_trainer_options(trainer._json({"lr": float("nan"), "epochs": 1}))
+        _C.check_trainer_options(options.as_json({"lr": float("nan"), "epochs": 1}))
     with pytest.raises(ValueError, match=r"steps \(--steps\) must be finite and >= 0, got "
                                          r"\[1.0, inf\]"):
-        _C.check_trainer_options(trainer._json({"steps": [1.0, float("inf")], "epochs": 1}))
+        _C.check_trainer_options(options.as_json({"steps": [1.0, float("inf")], "epochs": 1}))
 
 
 _ONE_MORE_ENTRY = """

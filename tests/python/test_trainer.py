@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import crossbow
-from crossbow import cli, trainer
+from crossbow import cli, options, trainer
 from crossbow.plot import plot, read_metrics
 from conftest import ROOT, binomial_margin, needs_C
 
@@ -88,11 +88,11 @@ def test_cli_flags_are_the_trainer_options():
         ["train", "--net", "resnet32", "--train-db", "a", "--lr-policy", "multistep",
          "--steps", "80", "120", "--learners", "3", "--no-progress", "--resume", "--nesterov",
          "--no-bias-decay"])
-    options = trainer.options_from(args)
-    assert set(options) == set(trainer.OPTIONS)
-    assert options["lr_policy"] == "multistep" and options["steps"] == [80.0, 120.0]
-    assert options["learners"] == "3" and options["progress"] is False and options["resume"]
-    assert options["nesterov"] is True and options["bias_decay"] is False
+    given = options.options_from(args)
+    assert set(given) == set(trainer.OPTIONS)
+    assert given["lr_policy"] == "multistep" and given["steps"] == [80.0, 120.0]
+    assert given["learners"] == "3" and given["progress"] is False and given["resume"]
+    assert given["nesterov"] is True and given["bias_decay"] is False
 
 
 def test_solver_options_reach_the_learner_spec(db):
