@@ -21,7 +21,7 @@ from crossbow.names import did_you_mean
 class Recipe:
     name: str
     net: str
-    dataset: str            # a key of crossbow.reproduce.DATASETS
+    dataset: str            # a key of crossbow.archives.DATASETS
     source: str             # the paper, table or figure that publishes it
     published_top1: float   # the published test/validation top-1 (0-1); 0 where none is
     epochs: int             # the published length

@@ -1,6 +1,6 @@
 """``crossbow reproduce RECIPE``: a published recipe (crossbow.recipes) end to end. It converts
-the data set from the archives in ``../shared/data`` (or ``--data-dir``) once into a cache,
-trains through the same Trainer as ``crossbow train``, evaluating every epoch and
+the data set from its archive in the data folder (``--data-dir``: crossbow.archives) once into
+a cache, trains through the same Trainer as ``crossbow train``, evaluating every epoch and
 checkpointing, and writes into its output folder:
 
     reproduce.json   the recipe, variant and every Trainer option of the run
@@ -12,39 +12,14 @@ Running the same command again resumes from the checkpoint. Any ``crossbow train
 given on the command line overrides the recipe's (and is recorded in reproduce.json).
 """
 import argparse
-import dataclasses
 import json
 import os
 import subprocess
 import sys
-import tarfile
 
-from crossbow import machine, recipes
+from crossbow import archives, machine, recipes
 
 _CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-@dataclasses.dataclass(frozen=True)
-class Dataset:
-    archive: str   # file name in the data folder
-    folder: str    # what the archive extracts to
-    train: str     # sub-folders of `folder`: one class per sub-folder
-    test: str
-    encoded: bool  # keep the JPEGs as they are (images of varied sizes)
-
-
-DATASETS = {
-    "cifar10": Dataset("cifar10-jpg.tar.gz", "cifar10-jpg", "train", "test", encoded=False),
-    "imagenette": Dataset("imagenette2-160.tar.gz", "imagenette2-160", "train", "val",
-                          encoded=True),
-}
-
-
-def data_dir(given=None):
-    """Where the data archives are: `given`, $CROSSBOW_DATA, or ../shared/data beside the
-    checkout this package runs from."""
-    return given or os.environ.get("CROSSBOW_DATA") or os.path.join(
-        os.path.dirname(_CHECKOUT), "shared", "data")
 
 
 def cache_dir(given=None):
@@ -53,28 +28,15 @@ def cache_dir(given=None):
 
 
 def prepare(dataset, data, cache, log=print):
-    """(train_db, test_db) of `dataset` in `cache`, extracting its archive from `data` and
-    converting it where that was not done before. Every step writes beside its target and
-    renames when complete, so an interrupted step starts again rather than leave half."""
-    d = DATASETS[dataset]
+    """(train_db, test_db) of `dataset` in `cache`, extracting its archive from the data
+    folder (`data`: --data-dir, else crossbow.archives.data_dir's default) and converting it
+    where that was not done before. Every step writes beside its target and renames when
+    complete, so an interrupted step starts again rather than leave half."""
+    d = archives.DATASETS[dataset]
     dbs = {split: os.path.join(cache, f"{dataset}_{split}") for split in ("train", "test")}
     if all(os.path.isfile(os.path.join(db, "data.mdb")) for db in dbs.values()):
         return dbs["train"], dbs["test"]
-    extracted = os.path.join(cache, d.folder)
-    if not os.path.isdir(extracted):
-        archive = os.path.join(data, d.archive)
-        if not os.path.isfile(archive):
-            raise FileNotFoundError(
-                f"no {d.archive} in '{data}': give the folder of the data archives with "
-                f"--data-dir or CROSSBOW_DATA (the checkout's ../shared/data has them)")
-        log(f"extracting {archive} into {cache}")
-        partial = extracted + ".partial"
-        _remove(partial)
-        os.makedirs(partial)
-        with tarfile.open(archive) as tar:
-            tar.extractall(partial, filter="data")
-        os.replace(os.path.join(partial, d.folder), extracted)
-        _remove(partial)
+    extracted = archives.extract(dataset, cache, data, log)
     from crossbow import convert
     for split, sub in (("train", d.train), ("test", d.test)):
         if os.path.isfile(os.path.join(dbs[split], "data.mdb")):
@@ -86,12 +48,6 @@ def prepare(dataset, data, cache, log=print):
         log(result["text"])
         os.replace(partial, dbs[split])
     return dbs["train"], dbs["test"]
-
-
-def _remove(path):
-    if os.path.isdir(path):
-        import shutil
-        shutil.rmtree(path)
 
 
 def commit():
@@ -222,7 +178,7 @@ def run(args, overrides):
         _write_json(os.path.join(args.export, "reproduce.json"),
                     run_settings(recipe.name, args.variant, options, overrides, train_db, test_db))
         return 0
-    train_db, test_db = prepare(recipe.dataset, data_dir(args.data_dir), cache,
+    train_db, test_db = prepare(recipe.dataset, args.data_dir, cache,
                                 log=lambda line: print(line, file=sys.stderr, flush=True))
     settings = record_settings(out, recipe.name, args.variant, options, overrides, train_db,
                                test_db)
@@ -268,8 +224,7 @@ def add_parser(subparsers, output_flags, net_help):
                    help="print the equivalent crossbow train command and exit")
     p.add_argument("--export", metavar="FOLDER",
                    help=trainer.EXPORT_HELP + "; the data is not converted")
-    p.add_argument("--data-dir", help="folder of the data archives (default: $CROSSBOW_DATA "
-                                      "or the checkout's ../shared/data)")
+    archives.add_argument(p)
     p.add_argument("--cache-dir", help="where converted data sets are kept (default: "
                                        "$CROSSBOW_CACHE or ~/.cache/crossbow)")
     p.add_argument("--output", "-o", help="the run's folder (default: "

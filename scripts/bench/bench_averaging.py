@@ -37,6 +37,7 @@ import sys
 
 import bench_train
 import tta_report
+from crossbow import archives
 from tta import crossbow_curve
 from tta_recipes import COMMON, HE_BATCH, HE_DROPS, HE_LR
 
@@ -142,9 +143,10 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--report", action="store_true", help="the table of the runs in --work")
+    archives.add_argument(ap)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    folder, dbs = bench_train.prepare(args.work)
+    folder, dbs = bench_train.prepare(args.work, None, args.data_dir)
     if not args.report:
         for name in args.runs:
             print(json.dumps({"averaging_run": name, **STUDY[name]}), flush=True)
@@ -153,4 +155,7 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except FileNotFoundError as e:  # an archive missing from the data folder
+        sys.exit(f"bench_averaging: {e}")

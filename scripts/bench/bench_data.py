@@ -23,14 +23,13 @@ import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(ROOT, "scripts", "peer")]
 
 import peer  # noqa: E402
-from crossbow import convert  # noqa: E402
+from crossbow import archives, convert  # noqa: E402
 from crossbow.data import ImageDB  # noqa: E402
 from crossbow.datasets import preset_statistics  # noqa: E402
 
@@ -78,19 +77,12 @@ print(json.dumps({"images": seen, "seconds": time.perf_counter() - start,
 """
 
 
-def prepare(scratch):
-    """The LMDBs and JPEG folders of the three workloads, built once."""
+def prepare(scratch, data=None):
+    """The LMDBs and JPEG folders of the three workloads, built once from the archives in the
+    data folder (`data`: --data-dir)."""
     os.makedirs(scratch, exist_ok=True)
-    data = os.environ.get("CROSSBOW_SHARED_DATA", os.path.join(ROOT, "..", "shared", "data"))
-    for archive, folder in [("cifar10-jpg.tar.gz", "cifar10-jpg"),
-                            ("imagenette2-160.tar.gz", "imagenette2-160")]:
-        if not os.path.isdir(os.path.join(scratch, folder)):
-            path = os.path.join(data, archive)
-            if not os.path.exists(path):
-                sys.exit(f"{path} is missing: the benchmark needs ../shared/data")
-            print(f"extracting {archive} to {scratch}", file=sys.stderr)
-            with tarfile.open(path) as tar:
-                tar.extractall(scratch)
+    for dataset in ("cifar10", "imagenette"):
+        archives.extract(dataset, scratch, data, log=lambda line: print(line, file=sys.stderr))
     cifar = os.path.join(scratch, "cifar10-jpg", "train")
     nette = os.path.join(scratch, "imagenette2-160", "train")
     work = {"cifar_raw": (cifar, "cifar_raw_lmdb", False),
@@ -147,10 +139,14 @@ def main():
     parser.add_argument("--scratch", default="/tmp/crossbow_bench_data")
     parser.add_argument("--only", nargs="*", default=["cifar_raw", "cifar_jpeg", "imagenette"])
     peer.add_argument(parser)
+    archives.add_argument(parser)
     args = parser.parse_args()
     info = peer.describe(args.peer_python)
     print(peer.banner(info), flush=True)
-    workloads = prepare(args.scratch)
+    try:
+        workloads = prepare(args.scratch, args.data_dir)
+    except FileNotFoundError as e:  # an archive missing from the data folder
+        sys.exit(f"bench_data: {e}")
     rates = {(k, who): [] for k in args.only for who in ("crossbow", "torchvision")}
     for r in range(args.rounds):
         for kind in args.only:

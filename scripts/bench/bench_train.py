@@ -6,11 +6,11 @@
               rounds, medians of the rounds reported. --net names another zoo net with a
               PyTorch twin (scripts/peer/torch_zoo.py): the CIFAR nets on CIFAR-10, the ImageNet
               nets at --input-size (224 by default) on Imagenette (imagenette2-160 from
-              ../shared/data, converted once into an encoded LMDB in crossbow reproduce's
-              cache) with the `imagenet` preset, the peer torchvision's twin reading the same
-              JPEGs (scripts/peer/torch_imagenette.py); --images FOLDER (train/ of one class per
-              sub-folder) in place of either data set; --learners N in place of the
-              autotuner's choice.
+              the data folder, --data-dir, converted once into an encoded LMDB in crossbow
+              reproduce's cache) with the `imagenet` preset, the peer torchvision's twin
+              reading the same JPEGs (scripts/peer/torch_imagenette.py); --images FOLDER
+              (train/ of one class per sub-folder) in place of either data set; --learners N
+              in place of the autotuner's choice.
   statistical time to accuracy on the full CIFAR-10 (scripts/bench/tta.py): ResNet-20, each side's
               recipes of a stated sweep (scripts/bench/tta_recipes.py: six a side, PyTorch's in
               every --modes configuration) up to --targets (default 80% and 85%) within
@@ -28,7 +28,7 @@
 Both sides alike:
   input       decoded pixels, augmented on the fly (pad 4, random crop 32, mirror, normalise)
               by --workers loader workers: Crossbow reads a raw-pixel LMDB (made once with
-              `crossbow convert imageset --by_folder` from the JPEGs of ../shared/data) with
+              `crossbow convert imageset --by_folder` from the data folder's JPEGs) with
               that many decode threads; the peer holds the same images, decoded once, in memory
               and augments them in a DataLoader with num_workers=--workers. ImageNet nets:
               Crossbow decodes the JPEGs of an encoded LMDB, the peer the same JPEG files, in
@@ -65,7 +65,6 @@ import math
 import os
 import statistics
 import sys
-import tarfile
 
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "peer"))  # peer, torch_zoo
 import bench_nets  # noqa: E402
@@ -73,7 +72,6 @@ import peer  # noqa: E402
 import tta  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CIFAR_TAR = os.path.join(ROOT, "..", "shared", "data", "cifar10-jpg.tar.gz")
 
 PEER = r'''
 import json, sys, time
@@ -117,18 +115,12 @@ while True:
 SAMPLE = os.path.join(ROOT, "data", "samples", "cifar10")
 
 
-def prepare(work, folder=None):
-    """JPEG folders (`folder`, or the full CIFAR-10 from the shared tarball) and raw-pixel
-    Crossbow LMDBs made from them in `work` (once)."""
+def prepare(work, folder=None, data=None):
+    """JPEG folders (`folder`, or the full CIFAR-10 from its archive in the data folder,
+    `data`: --data-dir) and raw-pixel Crossbow LMDBs made from them in `work` (once)."""
+    from crossbow import archives, convert
     if folder is None:
-        folder = os.path.join(work, "cifar10-jpg")
-        if not os.path.isdir(folder):
-            with tarfile.open(CIFAR_TAR) as tar:
-                tar.extractall(folder)
-        tops = [d for d in os.listdir(folder) if os.path.isdir(os.path.join(folder, d))]
-        if not os.path.isdir(os.path.join(folder, "train")) and len(tops) == 1:
-            folder = os.path.join(folder, tops[0])
-    from crossbow import convert
+        folder = archives.extract("cifar10", work, data)
     dbs = {}
     for split in ("train", "test"):
         dbs[split] = os.path.join(work, f"cifar10_{split}_lmdb")
@@ -137,15 +129,16 @@ def prepare(work, folder=None):
     return folder, dbs
 
 
-def prepare_imagenet(work, folder=None):
+def prepare_imagenet(work, folder=None, data=None):
     """The JPEG folder (with train/) and its encoded training LMDB: `folder`'s converted into
-    `work` (once), or Imagenette's, made once by crossbow.reproduce in its cache (the data
-    `crossbow reproduce` trains on)."""
-    from crossbow import convert, reproduce
+    `work` (once), or Imagenette's from the data folder (`data`: --data-dir), made once by
+    crossbow.reproduce in its cache (the data `crossbow reproduce` trains on)."""
+    from crossbow import archives, convert, reproduce
     if folder is None:
-        cache, d = reproduce.cache_dir(), reproduce.DATASETS["imagenette"]
-        train, test = reproduce.prepare("imagenette", reproduce.data_dir(), cache)
-        return os.path.join(cache, d.folder), {"train": train, "test": test}
+        cache = reproduce.cache_dir()
+        train, test = reproduce.prepare("imagenette", data, cache)
+        return os.path.join(cache, archives.DATASETS["imagenette"].folder), {"train": train,
+                                                                             "test": test}
     db = os.path.join(work, os.path.basename(os.path.normpath(folder)) + "_encoded_train_lmdb")
     if not os.path.isdir(db):
         convert.image_folders(os.path.join(folder, "train") + "/", db, encoded=True)
@@ -380,6 +373,8 @@ def main():
     ap.add_argument("--images", help="hardware: a JPEG folder (train/, one class per "
                                      "sub-folder) in place of the net's data set")
     tta.add_arguments(ap)
+    from crossbow import archives
+    archives.add_argument(ap)
     args = ap.parse_args()
     if args.precision == "bf16":
         peer.require_crossbow_bf16("bench_train", "--precision")
@@ -389,11 +384,12 @@ def main():
     if args.mode == "statistical":
         chosen = tta.settle(args)
         os.makedirs(args.work, exist_ok=True)
-        tta.statistical(args, chosen, *prepare(args.work, SAMPLE if args.dry_run else None))
+        tta.statistical(args, chosen, *prepare(args.work, SAMPLE if args.dry_run else None,
+                                               args.data_dir))
         return
     if args.mode == "compare":
         os.makedirs(args.work, exist_ok=True)
-        compare(args, *prepare(args.work))
+        compare(args, *prepare(args.work, None, args.data_dir))
         return
     try:
         net = hardware_net(args)
@@ -403,7 +399,8 @@ def main():
     info = peer.describe(args.peer_python)
     args.modes, notes = peer.modes(info, args.modes or peer.MODES)
     print(peer.banner(info), *notes, sep="\n", flush=True)
-    folder, dbs = (prepare_imagenet if net["imagenet"] else prepare)(args.work, args.images)
+    folder, dbs = (prepare_imagenet if net["imagenet"] else prepare)(args.work, args.images,
+                                                                     args.data_dir)
     hardware(args, net, folder, dbs)
 
 
@@ -423,4 +420,7 @@ def hardware_net(args):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except FileNotFoundError as e:  # an archive missing from the data folder
+        sys.exit(f"bench_train: {e}")

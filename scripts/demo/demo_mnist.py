@@ -8,12 +8,14 @@ import numpy as np
 
 import crossbow.nets
 from crossbow.datasets import load_mnist
-from crossbow import _native
+from crossbow import _native, archives
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--data", required=True, help="folder with the four MNIST IDX files")
+    ap.add_argument("--data", help="folder with the four MNIST IDX files (default: mnist/ in "
+                                   "the data folder)")
+    archives.add_argument(ap)
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--lr", type=float, default=0.05, help="initial; decays linearly to 0")
@@ -21,8 +23,12 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 
-    xtr, ytr, xte, yte = load_mnist(args.data)
-    print(f"MNIST from {args.data}: {len(xtr)} training and {len(xte)} test images")
+    try:
+        folder = args.data or archives.path("mnist", args.data_dir)
+        xtr, ytr, xte, yte = load_mnist(folder)
+    except FileNotFoundError as e:
+        ap.exit(1, f"demo_mnist: {e}\n")
+    print(f"MNIST from {folder}: {len(xtr)} training and {len(xte)} test images")
     model = crossbow.nets.build("lenet", 10, lr=args.lr, momentum=0.9, weight_decay=5e-4,
                                 seed=args.seed, threads=args.threads)
     print(f"LeNet, {model.num_params():,} parameters, batch {args.batch_size}, "

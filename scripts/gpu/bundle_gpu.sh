@@ -13,7 +13,7 @@
 # copies at most 64 MiB).
 #
 #   scripts/gpu/bundle_gpu.sh [--build build] [--out build-gpu/bundle] [--runs "RECIPE:VARIANT:EPOCHS ..."]
-#                         [--data-dir ../shared/data]
+#                         [--data-dir DIR]   (the data folder: crossbow.archives)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=$root/build
@@ -21,7 +21,7 @@ out=$root/build-gpu/bundle
 runs="he-resnet20:sma:164 he-resnet20:published:164 he-resnet32:sma:164 he-resnet32:published:164
 he-resnet56:sma:164 he-resnet56:published:164 vgg16-cifar:sma:164 vgg16-cifar:published:164
 he-resnet32:sma:60"
-data=${CROSSBOW_DATA:-$(dirname "$root")/shared/data}
+data=""
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$(realpath -m "$2"); shift 2 ;;
@@ -89,11 +89,11 @@ done
 
 # The CIFAR-10 JPEGs and Pillow (for Python 3.12, the GPU machine's) to decode them there;
 # neither is fetched on the GPU machine, which reaches no network.
-if [ -f "$data/cifar10-jpg.tar.gz" ]; then
-  cp "$data/cifar10-jpg.tar.gz" "$out/data/"
+if jpegs=$(PYTHONPATH=$root/python python3 -m crossbow.archives ${data:+--data-dir "$data"} \
+  cifar10-jpg.tar.gz); then
+  cp "$jpegs" "$out/data/"
 else
-  echo "bundle_gpu: warning: no cifar10-jpg.tar.gz in $data (--data-dir): the bundle" \
-    "cannot run scripts/gpu/gpu_reproduce.sh" >&2
+  echo "bundle_gpu: warning: the bundle cannot run scripts/gpu/gpu_reproduce.sh" >&2
 fi
 wheels=${CROSSBOW_CACHE:-$HOME/.cache/crossbow}/wheels
 ls "$wheels"/pillow-*-cp312-*manylinux*x86_64*.whl >/dev/null 2>&1 ||

@@ -20,9 +20,10 @@
 # --pack FILE.tar.gz packs it (not the data) for a machine that hands back few files. Where $OUT
 # is set (a runner's folder of files to hand back), OUT is a folder beside it and the pack $OUT/tta.tar.gz
 # unless --out and --pack say otherwise.
-# A run already in OUT/runs is kept, so that runs split over two calls (--batches '' or
-# --torch-recipes '' leave a side out) report together; the report alone is
-# `python3 scripts/gpu/gpu_tta_report.py OUT`.
+# --jpegs: the CIFAR-10 JPEGs (default: the bundle's, or cifar10-jpg.tar.gz in the data folder,
+# $CROSSBOW_DATA: crossbow.archives). A run already in OUT/runs is kept, so that runs split over
+# two calls (--batches '' or --torch-recipes '' leave a side out) report together; the report
+# alone is `python3 scripts/gpu/gpu_tta_report.py OUT`.
 #
 #   scripts/gpu/gpu_tta.sh --bundle build-gpu/bundle.tar.xz --check gpu_check.json --out /tmp/tta \
 #     --pack "$OUT/tta.tar.gz"
@@ -96,7 +97,8 @@ else
     >"$out/logs/export.log" || die "cannot export $run_name: $(tail -3 "$out/logs/export.log")"
   train=("$build/crossbow_train")
   convert=("$build/crossbow_convert")
-  jpegs=${jpegs:-$(dirname "$root")/shared/data/cifar10-jpg.tar.gz}
+  [ -n "$jpegs" ] || jpegs=$(PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH} "$python" -m \
+    crossbow.archives cifar10-jpg.tar.gz) || die "no CIFAR-10 JPEGs: give --jpegs"
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/gpu.csv" \
   2>/dev/null || echo "no GPU (nvidia-smi finds none)" >"$out/gpu.csv"
