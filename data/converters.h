@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/db_meta.h"
@@ -49,6 +50,33 @@ struct ImagesetOptions : WriteOptions {
   std::string encode_type;  // "jpg", "png"...; empty with `encoded`: the file's own format
   bool check_size = false;  // skip images whose size differs from the first one written
 };
+
+// What each imageset flag does: the help of crossbow_convert's flags and of `crossbow convert
+// imageset`'s (through the binding's imageset_flag_docs).
+struct FlagDoc {
+  const char* name;
+  const char* doc;
+};
+inline constexpr FlagDoc kImagesetFlagDocs[] = {
+    {"resize_width", "imageset: width images are resized to (with --resize_height)"},
+    {"resize_height", "imageset: height images are resized to (with --resize_width)"},
+    {"resize_shorter", "imageset: shorter side scaled to this, aspect ratio kept"},
+    {"max_side", "imageset: longer side shrunk to at most this, aspect ratio kept"},
+    {"shuffle", "imageset: shuffle the images before writing them"},
+    {"seed", "imageset: seed of --shuffle"},
+    {"gray", "imageset: read images as grayscale"},
+    {"encoded", "imageset: store encoded images (the file's own bytes if possible)"},
+    {"encode_type", "imageset: format to encode images in (png, jpg...)"},
+    {"check_size", "imageset: skip images whose size differs from the first one"},
+};
+
+// The doc of imageset flag `name`, "" where it has none.
+constexpr const char* ImagesetFlagDoc(std::string_view name) {
+  for (const FlagDoc& flag : kImagesetFlagDocs) {
+    if (name == flag.name) return flag.doc;
+  }
+  return "";
+}
 
 // LISTFILE lines are "relative/path label"; keys are "%08d_relative/path" in list order
 // (after the shuffle), images read from ROOT/relative/path.

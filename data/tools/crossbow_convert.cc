@@ -7,26 +7,21 @@
 #include "crossbow/core/enforce.h"
 #include "data/converters.h"
 
-// The flags' defaults are the options' own (data/converters.h).
 static const crossbow::data::ImagesetOptions kDefaults;
 
-DEFINE_int32(resize_width, kDefaults.resize_width,
-             "imageset: width images are resized to (with --resize_height)");
-DEFINE_int32(resize_height, kDefaults.resize_height,
-             "imageset: height images are resized to (with --resize_width)");
-DEFINE_int32(resize_shorter, kDefaults.resize_shorter,
-             "imageset: shorter side scaled to this, aspect ratio kept");
-DEFINE_int32(max_side, kDefaults.max_side,
-             "imageset: longer side shrunk to at most this, aspect ratio kept");
-DEFINE_bool(shuffle, kDefaults.shuffle, "imageset: shuffle the images before writing them");
-DEFINE_uint32(seed, kDefaults.seed, "imageset: seed of --shuffle");
-DEFINE_bool(gray, kDefaults.gray, "imageset: read images as grayscale");
-DEFINE_bool(encoded, kDefaults.encoded,
-            "imageset: store encoded images (the file's own bytes if possible)");
-DEFINE_string(encode_type, kDefaults.encode_type.c_str(),
-              "imageset: format to encode images in (png, jpg...)");
-DEFINE_bool(check_size, kDefaults.check_size,
-            "imageset: skip images whose size differs from the first one");
+// An imageset flag: its default and help are the options' own (data/converters.h).
+#define CROSSBOW_IMAGESET_FLAG(type, name, value) \
+  DEFINE_##type(name, value, crossbow::data::ImagesetFlagDoc(#name))
+CROSSBOW_IMAGESET_FLAG(int32, resize_width, kDefaults.resize_width);
+CROSSBOW_IMAGESET_FLAG(int32, resize_height, kDefaults.resize_height);
+CROSSBOW_IMAGESET_FLAG(int32, resize_shorter, kDefaults.resize_shorter);
+CROSSBOW_IMAGESET_FLAG(int32, max_side, kDefaults.max_side);
+CROSSBOW_IMAGESET_FLAG(bool, shuffle, kDefaults.shuffle);
+CROSSBOW_IMAGESET_FLAG(uint32, seed, kDefaults.seed);
+CROSSBOW_IMAGESET_FLAG(bool, gray, kDefaults.gray);
+CROSSBOW_IMAGESET_FLAG(bool, encoded, kDefaults.encoded);
+CROSSBOW_IMAGESET_FLAG(string, encode_type, kDefaults.encode_type.c_str());
+CROSSBOW_IMAGESET_FLAG(bool, check_size, kDefaults.check_size);
 DEFINE_bool(by_folder, false, "imageset: ROOT/ DB, one class per sub-folder of ROOT");
 DEFINE_bool(coarse, false, "cifar100: use the 20 coarse labels instead of the 100 fine ones");
 DEFINE_bool(write_metadata, false, "check: write the metadata the scan found beside the DB");

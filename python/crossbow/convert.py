@@ -19,6 +19,7 @@ def _imageset_flags():
 
 
 _OURS = {"resize_shorter", "max_side"}
+_NOPROGRESS = "no progress line on stderr"
 
 
 def imageset(root, list_file, db, *, overwrite=False, progress=True, **flags):
@@ -132,36 +133,38 @@ def add_parser(subparsers):
     def writer(name, help):
         q = sub.add_parser(name, help=help)
         q.add_argument("--overwrite", action="store_true", help="replace the DB if it exists")
-        q.add_argument("--noprogress", dest="progress", action="store_false",
-                       help="no progress line on stderr")
+        q.add_argument("--noprogress", dest="progress", action="store_false", help=_NOPROGRESS)
         return q
 
     q = writer("imageset", "ROOT/ LISTFILE DB, or --by_folder ROOT/ DB (as convert_imageset)")
-    q.add_argument("paths", nargs="+", metavar="PATH")
+    q.add_argument("paths", nargs="+", metavar="PATH",
+                   help="ROOT/ LISTFILE DB: the images' folder, its list of 'path label' lines "
+                        "and the LMDB to write; with --by_folder ROOT/ DB")
     q.add_argument("--by_folder", action="store_true", help="one class per sub-folder of ROOT")
     try:
-        flags = _imageset_flags()
+        flags, docs = _imageset_flags(), _native.load().imageset_flag_docs()
     except ImportError:  # not built: the command, run, says how to build it
-        flags = {}
+        flags, docs = {}, {}
         q.set_defaults(unchecked_flags=True)
     for flag, default in flags.items():
         kind = {bool: None, int: int, str: str}[type(default)]
         # Caffe's flags are spelt with underscores; crossbow's own take hyphens too.
         names = [f"--{flag}"] + ([f"--{flag.replace('_', '-')}"] if flag in _OURS else [])
+        doc = docs.get(flag, "").removeprefix("imageset: ")  # crossbow_convert's help
         if kind is None:
-            q.add_argument(*names, action="store_true")
+            q.add_argument(*names, action="store_true", help=doc)
         else:
-            q.add_argument(*names, type=kind, default=default)
+            q.add_argument(*names, type=kind, default=default, help=doc)
     q.set_defaults(run=_run_imageset)
     q = writer("mnist", "IMAGES LABELS DB: MNIST IDX files, gzipped or not")
-    q.add_argument("images")
-    q.add_argument("labels")
-    q.add_argument("db")
+    q.add_argument("images", metavar="IMAGES", help="the IDX file of the images")
+    q.add_argument("labels", metavar="LABELS", help="the IDX file of their labels")
+    q.add_argument("db", metavar="DB", help="the LMDB to write")
     q.set_defaults(run=lambda a: _report(mnist(a.images, a.labels, a.db, **_write(a))))
     for classes in (10, 100):
         q = writer(f"cifar{classes}", f"DB FILE...: CIFAR-{classes} binary files")
-        q.add_argument("db")
-        q.add_argument("files", nargs="+", metavar="FILE")
+        q.add_argument("db", metavar="DB", help="the LMDB to write")
+        q.add_argument("files", nargs="+", metavar="FILE", help="the binary files, in order")
         if classes == 100:
             q.add_argument("--coarse", action="store_true", help="the 20 coarse labels")
     sub.choices["cifar10"].set_defaults(
@@ -169,8 +172,8 @@ def add_parser(subparsers):
     sub.choices["cifar100"].set_defaults(
         run=lambda a: _report(cifar100(a.db, a.files, coarse=a.coarse, **_write(a))))
     q = sub.add_parser("mean", help="DB: per-channel mean and standard deviation")
-    q.add_argument("db")
-    q.add_argument("--noprogress", dest="progress", action="store_false")
+    q.add_argument("db", metavar="DB", help="the LMDB to read")
+    q.add_argument("--noprogress", dest="progress", action="store_false", help=_NOPROGRESS)
     q.set_defaults(run=lambda a: _report(mean(a.db, progress=a.progress)))
     return p
 
@@ -181,10 +184,10 @@ def add_db_parser(subparsers):
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     q = sub.add_parser("check", help="PATH: read every record (in parallel) and compare what "
                                      "they hold with the DB's metadata")
-    q.add_argument("db", metavar="PATH")
+    q.add_argument("db", metavar="PATH", help="the LMDB to read")
     q.add_argument("--write-metadata", action="store_true",
                    help="write what the scan found as the DB's metadata (crossbow_meta.json)")
-    q.add_argument("--noprogress", dest="progress", action="store_false")
+    q.add_argument("--noprogress", dest="progress", action="store_false", help=_NOPROGRESS)
     q.set_defaults(run=_run_check)
     return p
 

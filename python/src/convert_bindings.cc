@@ -95,6 +95,14 @@ void BindConvert(py::module_& m) {
       .def_readwrite("encode_type", &ImagesetOptions::encode_type)
       .def_readwrite("check_size", &ImagesetOptions::check_size);
   m.def(
+      "imageset_flag_docs",
+      [] {
+        py::dict docs;
+        for (const FlagDoc& flag : kImagesetFlagDocs) docs[flag.name] = flag.doc;
+        return docs;
+      },
+      "{imageset flag: what it does}, the help of crossbow_convert's flags");
+  m.def(
       "convert_imageset",
       [](const std::string& root, const std::string& list_file, const std::string& db,
          const ImagesetOptions& options, bool by_folder) {

@@ -75,7 +75,9 @@ def _default(action):
     if action.nargs == 0:
         return "off"
     shown = _shown(action.default)
-    return "none" if shown is None else f"`{shown}`"
+    if shown is None:
+        return "none"
+    return f"`{shown}`" if shown else '`""`'
 
 
 def _table_rule(option):

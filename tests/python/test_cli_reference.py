@@ -45,9 +45,10 @@ def test_every_command_and_flag_has_a_row():
         assert line in sections, f"no section for {line}"
         if flag is None:
             continue
-        cells = [r.split(" | ")[0] for r in sections[line].splitlines() if r.startswith("| `")]
-        assert any(c.startswith(f"| `{flag}") or c.startswith(f"| `[{flag}")
-                   for c in cells), f"{line}: no row for {flag}"
+        rows = [r for r in sections[line].splitlines() if r.startswith("| `")]
+        row = next((r for r in rows if r.startswith((f"| `{flag}", f"| `[{flag}"))), None)
+        assert row is not None, f"{line}: no row for {flag}"
+        assert not row.endswith("|  |"), f"{line}: {flag} says nothing of what it does"
 
 
 def _row(text, section, flag):
