@@ -127,8 +127,9 @@ def rows(parser, table):
 
 def _synopsis(line, parser):
     formatter = parser._get_formatter()
-    words = [line] + (["[flags]"] if any(a.option_strings and not isinstance(a, argparse._HelpAction)
-                                         for a in parser._actions) else [])
+    flagged = any(a.option_strings and not isinstance(a, argparse._HelpAction)
+                  for a in parser._actions)
+    words = [line] + (["[flags]"] if flagged else [])
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             words.append("SUBCOMMAND ...")
