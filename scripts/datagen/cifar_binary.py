@@ -1,4 +1,4 @@
-"""Writes a folder of CIFAR-10 JPEGs (one sub-folder per class, as ../shared/data's
+"""Writes a folder of CIFAR-10 JPEGs (one sub-folder per class, as the data folder's
 cifar10-jpg/train and cifar10-jpg/test) in the official CIFAR-10 binary format, decoded by
 Pillow: per image a label byte, then its red, green and blue 32x32 planes. Labels and order are
 those of `crossbow convert imageset --by_folder`: sorted class names are labels 0.., the files
