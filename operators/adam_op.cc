@@ -7,7 +7,7 @@ namespace crossbow {
 AdamArgs ReadAdamArgs(const OperatorDef& def) {
   const AdamArgs a{def.Arg<double>("beta1", 0.9), def.Arg<double>("beta2", 0.999),
                    def.Arg<double>("eps", 1e-8), def.Arg<double>("weight_decay", 0.0),
-                   def.Arg<bool>("rectify", false)};
+                   def.Arg<bool>("rectify", false), def.Arg<bool>("corrected_eps", false)};
   for (const auto& [name, beta] : {std::pair{"beta1", a.beta1}, std::pair{"beta2", a.beta2}}) {
     CROSSBOW_ENFORCE_VALUE(beta >= 0 && beta < 1, def.Label(), ": argument '", name,
                            "' must be in [0, 1), got ", beta);
@@ -22,14 +22,17 @@ AdamWOp::AdamWOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
     : Operator(def, ws, context), args_(ReadAdamArgs(def)) {}
 
 void AdamWOp::Run() {
-  EnforcePlainInputs(*this, 6);
+  EnforcePlainInputs(*this, InputSize());
   EnforceAdamInputs(def(), InputShapeOf{*this}, InputTypeOf{*this});
+  const double beta1 = InputSize() == 7 ? Input(6).data<float>()[0] : args_.beta1;
+  CROSSBOW_ENFORCE_VALUE(beta1 >= 0 && beta1 < 1, def().Label(), ": input 6 '", def().inputs[6],
+                         "' (beta1) must be in [0, 1), got ", beta1);
   // Outputs 0-3 are inputs 0, 2, 3 and 4 (enforced in place).
   float* step = Output(3)->mutable_data<float>();
   const float t = *step + 1.f;
   const AdamCoefficients k =
-      AdamCoefficientsFor(t, Input(5).data<float>()[0], args_.beta1, args_.beta2, args_.eps,
-                          args_.weight_decay, args_.rectify);
+      AdamCoefficientsFor(t, Input(5).data<float>()[0], beta1, args_.beta2, args_.eps,
+                          args_.weight_decay, args_.rectify, args_.corrected_eps);
   float* param = Output(0)->mutable_data<float>();
   float* m = Output(1)->mutable_data<float>();
   float* v = Output(2)->mutable_data<float>();
@@ -40,7 +43,7 @@ void AdamWOp::Run() {
 }
 
 OPERATOR_SCHEMA(AdamW)
-    .NumInputs(6)
+    .NumInputs(6, 7)
     .NumOutputs(4)
     .EnforceInplace({{0, 0}, {2, 1}, {3, 2}, {4, 3}})
     .ShapeInference([](const OperatorDef& def, const std::vector<TensorShape>& in) {
@@ -60,6 +63,7 @@ OPERATOR_SCHEMA(AdamW)
     .Input(3, "exp_avg_sq", "plain float second moment, param's shape, in place (output 2)")
     .Input(4, "step", "steps taken, one float, incremented in place (output 3)")
     .Input(5, "lr", "learning rate, one float ([] or [1])")
+    .Input(6, "beta1", "optional: beta1 of this step, one float, in place of the argument")
     .Output(0, "param", "the updated parameter")
     .Output(1, "exp_avg", "the updated first moment")
     .Output(2, "exp_avg_sq", "the updated second moment")
@@ -68,7 +72,10 @@ OPERATOR_SCHEMA(AdamW)
     .Arg("beta2", "float, default 0.999: decay of the second moment")
     .Arg("eps", "float, default 1e-8")
     .Arg("weight_decay", "float, default 0: decoupled (param *= 1 - lr * weight_decay)")
-    .Arg("rectify", "int, default 0: 1 for RAdam's rectification (Liu et al. 2020)");
+    .Arg("rectify", "int, default 0: 1 for RAdam's rectification (Liu et al. 2020)")
+    .Arg("corrected_eps",
+         "int, default 0: 1 adds RAdam's eps to sqrt(v / (1 - beta2^t)), as AdamW's (fastai's "
+         "RAdam), not to sqrt(v) (PyTorch's)");
 REGISTER_CPU_OPERATOR(AdamW, AdamWOp);
 NO_GRADIENT(AdamW);
 

@@ -17,9 +17,10 @@ class AdamWCudaOp final : public Operator<CUDAContext> {
     EnforceAdamInputs(def(), InputShapeOf{*this}, InputTypeOf{*this});
     cuda::LaunchAdamW(Output(0)->mutable_data<float>(), Output(1)->mutable_data<float>(),
                       Output(2)->mutable_data<float>(), Output(3)->mutable_data<float>(),
-                      Input(1).data<float>(), Input(5).data<float>(), Input(0).numel(), args_.beta1,
-                      args_.beta2, args_.eps, args_.weight_decay, args_.rectify,
-                      context_->stream());
+                      Input(1).data<float>(), Input(5).data<float>(),
+                      InputSize() == 7 ? Input(6).data<float>() : nullptr, Input(0).numel(),
+                      args_.beta1, args_.beta2, args_.eps, args_.weight_decay, args_.rectify,
+                      args_.corrected_eps, context_->stream());
     cuda::CheckLaunch(def(), "the AdamW kernel");
   }
 

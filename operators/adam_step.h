@@ -9,7 +9,12 @@
 //          rho_t > 5: param -= lr r sqrt(1 - beta2^t) / (1 - beta1^t) * m / (sqrt(v) + eps),
 //            r = sqrt((rho_t - 4)(rho_t - 2) rho_inf / ((rho_inf - 4)(rho_inf - 2) rho_t))
 //          else:      param -= lr / (1 - beta1^t) * m  (momentum SGD while v is unreliable)
-// Note the two places of eps, as in PyTorch. Every case is param -= scale * m / (d sqrt(v) + e).
+// Note the two places of eps, as in PyTorch. With `corrected_eps` RAdam adds eps where AdamW
+// does, to sqrt(v / (1 - beta2^t)), as fastai's RAdam and Ranger:
+//          rho_t > 5: param -= lr r / (1 - beta1^t) * m / (sqrt(v / (1 - beta2^t)) + eps).
+// beta1 is read per step, so that a schedule may move it (fastai's one-cycle momentum), and the
+// bias correction 1 - beta1^t takes the step's own beta1, as fastai's does.
+// Every case is param -= scale * m / (d sqrt(v) + e).
 #include <cmath>
 
 #include "operators/host_device.h"
@@ -41,7 +46,8 @@ struct AdamCoefficients {
 CROSSBOW_HOST_DEVICE inline AdamCoefficients AdamCoefficientsFor(double t, double lr, double beta1,
                                                                  double beta2, double eps,
                                                                  double weight_decay,
-                                                                 bool rectify) {
+                                                                 bool rectify,
+                                                                 bool corrected_eps) {
   const double bc1 = 1 - Pow(beta1, t), bc2 = 1 - Pow(beta2, t);
   AdamCoefficients k{static_cast<float>(1 - lr * weight_decay),
                      static_cast<float>(1 - beta1),
@@ -55,8 +61,12 @@ CROSSBOW_HOST_DEVICE inline AdamCoefficients AdamCoefficientsFor(double t, doubl
   if (rho_t > 5) {
     const double r =
         Sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t));
-    k.scale = static_cast<float>(lr * r * Sqrt(bc2) / bc1);
-    k.d = 1.f;
+    if (corrected_eps) {
+      k.scale = static_cast<float>(lr * r / bc1);
+    } else {
+      k.scale = static_cast<float>(lr * r * Sqrt(bc2) / bc1);
+      k.d = 1.f;
+    }
   } else {
     k.d = 0.f;
     k.e = 1.f;

@@ -208,7 +208,8 @@ void Engine::Impl::RestartFromAverage(Slot& slot, const Device& device) {
   }
 }
 
-IterationResult Engine::Impl::Iterate(std::optional<double> next_rate) {
+IterationResult Engine::Impl::Iterate(std::optional<double> next_rate,
+                                      std::optional<double> next_momentum) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     CROSSBOW_ENFORCE(error_.empty(), error_);
@@ -228,6 +229,7 @@ IterationResult Engine::Impl::Iterate(std::optional<double> next_rate) {
   if (next_rate) {
     lr_ = *next_rate;
     lr_peak_ = std::max(lr_peak_, lr_);
+    if (next_momentum) momentum_ = *next_momentum;
     Post(slots, t + 1, lr_);
   }
   std::unique_lock<std::mutex> lock(mutex_);
@@ -263,6 +265,7 @@ IterationResult Engine::Impl::Iterate(std::optional<double> next_rate) {
 // with fewer buffers than learners still serves them all.
 void Engine::Impl::Post(const std::vector<Slot*>& slots, int64_t t, double rate) {
   posted_rates_[t & 1] = rate;  // read by the learners after the posts below
+  posted_momenta_[t & 1] = momentum_;
   acquiring_for_ = t;
   std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
   for (size_t i = 0; i < slots.size(); ++i) {
@@ -358,6 +361,11 @@ void Engine::Impl::RunIteration(Device& device, Slot& slot, int64_t t) {
   if (rate != slot.rate) {
     l.SetLearningRate(rate);
     slot.rate = rate;
+  }
+  const auto momentum = static_cast<float>(posted_momenta_[t & 1]);
+  if (!std::isnan(momentum) && momentum != slot.momentum) {
+    l.SetMomentum(momentum);
+    slot.momentum = momentum;
   }
   SyncBackend& sync = *device.backend;
   ContextBase* context = l.context();

@@ -84,9 +84,14 @@ class Engine {
   // learner that finishes this iteration before the others starts its next forward and
   // backward pass instead of waiting for them (docs/design/engine.md, "Running ahead"). Any
   // other call before that Iterate throws; so does a next rate that would restart the learners.
-  IterationResult Iterate(std::optional<double> next_rate = std::nullopt);
+  // `next_momentum`, with a next rate, is that iteration's momentum (SetMomentum).
+  IterationResult Iterate(std::optional<double> next_rate = std::nullopt,
+                          std::optional<double> next_momentum = std::nullopt);
   // SMA: a drop in the learning rate restarts every learner from the average model z.
   void SetLearningRate(double lr);
+  // The optimisers' momentum (adamw's and radam's beta1) from the next iteration posted on: a
+  // momentum schedule (fastai's one-cycle). Until it is first set, each learner keeps its spec's.
+  void SetMomentum(double momentum);
   double learning_rate() const;
   // Whether learning rate lr, set now, would restart the learners from z.
   bool RestartsAt(double lr) const;

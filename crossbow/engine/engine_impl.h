@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -25,8 +26,9 @@ class Engine::Impl {
   Impl(const LearnerSpec& spec, EngineOptions options, BatchSource* train);
   ~Impl();
 
-  IterationResult Iterate(std::optional<double> next_rate);
+  IterationResult Iterate(std::optional<double> next_rate, std::optional<double> next_momentum);
   void SetLearningRate(double lr);
+  void SetMomentum(double momentum);
   void SetLearnersPerDevice(int k);
   EvalResult Evaluate(BatchSource* test);
   std::vector<double> DistancesToAverage();
@@ -62,6 +64,7 @@ class Engine::Impl {
     float losses[2] = {0, 0};
     int64_t task = -1, done = -1;  // the last iterations posted and finished
     float rate = 0;                // the learning rate the learner has
+    float momentum = NAN;          // the momentum it was last given (NaN: its spec's)
     std::thread thread;
   };
   // A group of cores or a GPU: its learners, its copy of z and its sync thread.
@@ -86,7 +89,8 @@ class Engine::Impl {
   std::unique_ptr<Slot> MakeSlot(Device& device, int j);
   void StartThreads();
   void StopThreads();
-  // Takes iteration t's batches and posts them, to be trained at learning rate `rate`.
+  // Takes iteration t's batches and posts them, to be trained at learning rate `rate` (and
+  // momentum_ where set).
   void Post(const std::vector<Slot*>& slots, int64_t t, double rate);
   void LearnerLoop(Device& device, Slot& slot);
   void RunIteration(Device& device, Slot& slot, int64_t t);
@@ -118,6 +122,8 @@ class Engine::Impl {
   int64_t iteration_ = 0;
   int64_t posted_ = -1;             // the last iteration posted: iteration_ once posted ahead
   double posted_rates_[2] = {};     // the learning rate of iteration t at [t & 1]
+  double momentum_ = NAN;           // SetMomentum's (NaN: never set)
+  double posted_momenta_[2] = {NAN, NAN};  // the momentum of iteration t at [t & 1]
   int64_t largest_batch_ = 0;       // images of one learner; a GPU learner's plan is made for it
   std::atomic<int> acquiring_{-1};  // the learner whose batch Iterate is taking, or -1
   std::atomic<int64_t> acquiring_for_{0};  // ... and the iteration it is for

@@ -60,6 +60,17 @@ bool Engine::Impl::Restarts(double lr) const {
          IsRestartingDrop(lr, std::max(lr_peak_, lr), options_.restart_drop);
 }
 
+// The learners take it with their next iteration's batch (RunIteration).
+void Engine::Impl::SetMomentum(double momentum) {
+  CROSSBOW_ENFORCE(posted_ < iteration_, "iteration ", iteration_, " was posted ahead (Iterate ",
+                   "with the next rate): Iterate must come next");
+  CROSSBOW_ENFORCE_VALUE(momentum >= 0 && momentum < 1, "momentum must be in [0, 1), got ",
+                         momentum);
+  CROSSBOW_ENFORCE_VALUE(spec_.solver.type != "sgd", "a momentum schedule sets the beta1 of ",
+                         "optimizers adamw and radam; sgd's momentum is fixed");
+  momentum_ = momentum;
+}
+
 // The learners take the new rate at their next iteration (RunIteration).
 void Engine::Impl::SetLearningRate(double lr) {
   CheckRate(lr);
@@ -261,10 +272,12 @@ void Engine::Impl::RestoreState(const std::map<std::string, Tensor>& tensors, in
 Engine::Engine(const LearnerSpec& spec, EngineOptions options, BatchSource* train)
     : impl_(std::make_unique<Impl>(spec, std::move(options), train)) {}
 Engine::~Engine() = default;
-IterationResult Engine::Iterate(std::optional<double> next_rate) {
-  return impl_->Iterate(next_rate);
+IterationResult Engine::Iterate(std::optional<double> next_rate,
+                                std::optional<double> next_momentum) {
+  return impl_->Iterate(next_rate, next_momentum);
 }
 void Engine::SetLearningRate(double lr) { impl_->SetLearningRate(lr); }
+void Engine::SetMomentum(double momentum) { impl_->SetMomentum(momentum); }
 double Engine::learning_rate() const { return impl_->learning_rate(); }
 bool Engine::RestartsAt(double lr) const { return impl_->Restarts(lr); }
 int64_t Engine::failed_iteration() const { return impl_->failed_iteration(); }

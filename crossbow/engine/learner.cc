@@ -17,6 +17,7 @@ namespace crossbow {
 namespace {
 
 constexpr const char* kLearningRate = "lr";
+constexpr const char* kMomentum = "momentum";
 
 // The ops of `net` needed to produce `targets`, in order.
 NetDef Prune(const NetDef& net, std::set<std::string> targets) {
@@ -82,6 +83,10 @@ Learner::Learner(LearnerSpec spec)
   }
   root_.CreateTensor(kLearningRate)->Resize({1});
   SetLearningRate(static_cast<float>(spec_.solver.lr));
+  if (spec_.solver.type != "sgd") {
+    root_.CreateTensor(kMomentum)->Resize({1});
+    SetMomentum(static_cast<float>(spec_.solver.beta1));
+  }
   root_.CreateTensor(spec_.input);
   root_.CreateTensor(spec_.label);
   root_.CreateTensor(LabelB(spec_));
@@ -100,7 +105,8 @@ Learner::Learner(LearnerSpec spec)
   update_begin_ = train_def_.ops.size();
   gradients_ = backward.gradients;
   OptimizerOps update = MakeOptimizerOps(
-      spec_.solver, spec_.params, backward.gradients, kLearningRate, [&](const std::string& p) {
+      spec_.solver, spec_.params, backward.gradients, kLearningRate, kMomentum,
+      [&](const std::string& p) {
         return spec_.solver.bias_decay || root_.GetTensor(p)->ndim() > 1;
       });
   train_def_.ops.insert(train_def_.ops.end(), update.ops.begin(), update.ops.end());
@@ -387,6 +393,17 @@ std::vector<std::string> Learner::FetchableNames() const {
 void Learner::SetLearningRate(float lr) {
   context_->BindThread();
   context_->Copy(root_.GetTensor(kLearningRate)->raw_data(), &lr, sizeof(float));
+  context_->Synchronize();
+}
+
+void Learner::SetMomentum(float momentum) {
+  CROSSBOW_ENFORCE_VALUE(spec_.solver.type != "sgd", "learner '", spec_.name,
+                         "': a momentum schedule sets the beta1 of adamw and radam; sgd's momentum "
+                         "is fixed");
+  CROSSBOW_ENFORCE_VALUE(momentum >= 0 && momentum < 1, "learner '", spec_.name,
+                         "': momentum (beta1) must be in [0, 1), got ", momentum);
+  context_->BindThread();
+  context_->Copy(root_.GetTensor(kMomentum)->raw_data(), &momentum, sizeof(float));
   context_->Synchronize();
 }
 

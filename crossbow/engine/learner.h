@@ -66,6 +66,9 @@ class Learner {
   ContextBase* context() { return context_.get(); }
   Device device() const { return spec_.device; }
   void SetLearningRate(float lr);
+  // adamw, radam: beta1 of the steps from now on (a momentum schedule); sgd's momentum is fixed
+  // (a ValueError).
+  void SetMomentum(float momentum);
   // The optimiser's state blobs (optimizer_ops.h), which checkpoints keep per learner.
   const std::vector<OptimizerStateBlob>& optimizer_state() const { return optimizer_state_; }
   int64_t OptimizerStateFloats();

@@ -10,6 +10,7 @@
 namespace crossbow {
 
 std::vector<std::string> SolverTypes() { return {"sgd", "adamw", "radam"}; }
+std::vector<std::string> RadamEpsPlacements() { return {"raw", "corrected"}; }
 
 LearnerSpec LearnerSpec::FromJson(const std::string& text) {
   using nlohmann::json;
@@ -41,12 +42,20 @@ LearnerSpec LearnerSpec::FromJson(const std::string& text) {
       if (s.contains("betas"))
         std::tie(o.beta1, o.beta2) = s["betas"].get<std::pair<double, double>>();
       o.eps = s.value("eps", o.eps);
+      o.radam_eps = s.value("radam_eps", o.radam_eps);
       o.lookahead_k = s.value("lookahead_k", o.lookahead_k);
       o.lookahead_alpha = s.value("lookahead_alpha", o.lookahead_alpha);
       const std::vector<std::string> types = SolverTypes();
       CROSSBOW_ENFORCE_VALUE(std::count(types.begin(), types.end(), o.type) == 1,
                              "learner spec: unknown solver type '", o.type, "'; expected ",
                              JoinNames(types), DidYouMean(o.type, types));
+      const std::vector<std::string> placements = RadamEpsPlacements();
+      CROSSBOW_ENFORCE_VALUE(std::count(placements.begin(), placements.end(), o.radam_eps) == 1,
+                             "learner spec: unknown radam_eps '", o.radam_eps, "'; expected ",
+                             JoinNames(placements));
+      CROSSBOW_ENFORCE_VALUE(o.type == "radam" || !s.contains("radam_eps"),
+                             "learner spec: radam_eps is an option of solver type radam, not ",
+                             o.type);
       const bool sgd = o.type == "sgd";
       CROSSBOW_ENFORCE_VALUE(sgd || (!o.nesterov && o.momentum_convention == "caffe2"),
                              "learner spec: nesterov and momentum_convention are options of "

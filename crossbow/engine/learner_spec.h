@@ -21,14 +21,18 @@ struct SolverConfig {
   bool nesterov = false;                          // sgd
   std::string momentum_convention = "caffe2";     // sgd: caffe2 | pytorch
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adamw, radam
+  // radam: where eps goes, "raw" (to sqrt(v): PyTorch's) or "corrected" (to sqrt(v / (1 -
+  // beta2^t)), as AdamW's: fastai's); operators/adam_step.h.
+  std::string radam_eps = "raw";
   int64_t lookahead_k = 0;                        // 0: no Lookahead
   double lookahead_alpha = 0.5;
   // false: no weight decay on 1-D parameters (biases, batch-norm scales and shifts).
   bool bias_decay = true;
 };
 
-// The solver types, as --optimizer names them.
+// The solver types, as --optimizer names them; RAdam's eps placements, as --radam-eps.
 std::vector<std::string> SolverTypes();
+std::vector<std::string> RadamEpsPlacements();
 
 // What the Python builder sends to make a learner (python/crossbow/builder.py writes it).
 struct LearnerSpec {

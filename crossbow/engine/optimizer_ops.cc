@@ -8,7 +8,7 @@ namespace crossbow {
 
 OptimizerOps MakeOptimizerOps(const SolverConfig& solver, const std::vector<std::string>& params,
                               const std::map<std::string, std::string>& gradients,
-                              const std::string& lr,
+                              const std::string& lr, const std::string& momentum,
                               const std::function<bool(const std::string&)>& decayed) {
   using Start = OptimizerStateBlob::Start;
   const std::vector<std::string> types = SolverTypes();
@@ -29,12 +29,14 @@ OptimizerOps MakeOptimizerOps(const SolverConfig& solver, const std::vector<std:
       const std::string m = p + "_exp_avg", v = p + "_exp_avg_sq", step = p + "_step";
       out.state.insert(out.state.end(),
                        {{m, p, Start::kZeros}, {v, p, Start::kZeros}, {step, p, Start::kCount}});
-      out.ops.push_back(MakeOperator("AdamW", {p, gradients.at(p), m, v, step, lr}, {p, m, v, step},
-                                     {{"beta1", solver.beta1},
-                                      {"beta2", solver.beta2},
-                                      {"eps", solver.eps},
-                                      {"weight_decay", weight_decay},
-                                      {"rectify", int64_t{solver.type == "radam"}}}));
+      out.ops.push_back(
+          MakeOperator("AdamW", {p, gradients.at(p), m, v, step, lr, momentum}, {p, m, v, step},
+                       {{"beta1", solver.beta1},
+                        {"beta2", solver.beta2},
+                        {"eps", solver.eps},
+                        {"weight_decay", weight_decay},
+                        {"rectify", int64_t{solver.type == "radam"}},
+                        {"corrected_eps", int64_t{solver.radam_eps == "corrected"}}}));
     }
     if (solver.lookahead_k > 0) {
       const std::string slow = p + "_slow", step = p + "_lookahead_step";

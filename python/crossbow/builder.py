@@ -390,7 +390,7 @@ class ModelBuilder:
 
     def to_spec(self, lr=None, momentum=None, weight_decay=None, nesterov=None, seed=None,
                 threads=1, device="cpu", precision=None, label_smoothing=None, bias_decay=None,
-                optimizer=None, momentum_convention=None, betas=None, eps=None,
+                optimizer=None, momentum_convention=None, betas=None, eps=None, radam_eps=None,
                 lookahead_k=None, lookahead_alpha=None):
         """The learner spec (a dict; ``json.dumps`` it for ``_C.Learner``); ``device`` is where
         the learner runs: "cpu", "cuda" or "cuda:N"; ``precision`` the arithmetic of its
@@ -399,7 +399,8 @@ class ModelBuilder:
         weight decay;
         ``label_smoothing`` the share of each target the loss spreads over the classes
         (SoftmaxWithLoss's argument, which checks it); ``optimizer`` sgd (momentum SGD in the
-        caffe2 or pytorch ``momentum_convention``), adamw or radam (``betas``, ``eps``), with
+        caffe2 or pytorch ``momentum_convention``), adamw or radam (``betas``, ``eps``; radam's
+        ``radam_eps`` placement, raw or corrected), with
         Lookahead where ``lookahead_k`` is set (docs/design/engine.md, "Optimisers"). None
         takes the option table's library default (``library_defaults``); for betas, eps and
         the Lookahead options, the learner's."""
@@ -431,7 +432,7 @@ class ModelBuilder:
                        "bias_decay": bool(o["bias_decay"]), "type": str(o["optimizer"]),
                        "momentum_convention": str(o["momentum_convention"]),
                        **_set(betas=[float(b) for b in betas] if betas else None,
-                              eps=eps, lookahead_k=lookahead_k,
+                              eps=eps, radam_eps=radam_eps, lookahead_k=lookahead_k,
                               lookahead_alpha=lookahead_alpha)},
             "seed": int(o["seed"]), "threads": int(threads), "device": check_device(device),
             "precision": str(o["precision"]),

@@ -18,8 +18,8 @@ from crossbow.options import as_json, checked_options, checked_subset, option_ta
 from crossbow.weights import checkpoint_path
 
 # The optimiser's options, passed to the spec as they are (None: the learner's default).
-_SOLVER_OPTIONS = ("optimizer", "momentum_convention", "betas", "eps", "lookahead_k",
-                   "lookahead_alpha")
+_SOLVER_OPTIONS = ("optimizer", "momentum_convention", "betas", "eps", "radam_eps",
+                   "lookahead_k", "lookahead_alpha")
 
 
 def __getattr__(name):

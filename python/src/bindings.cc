@@ -216,6 +216,7 @@ PYBIND11_MODULE(_C, m) {
       .def("save", &Learner::Save, py::call_guard<py::gil_scoped_release>())
       .def("load", &Learner::Load, py::call_guard<py::gil_scoped_release>())
       .def("set_learning_rate", &Learner::SetLearningRate)
+      .def("set_momentum", &Learner::SetMomentum)
       .def_property_readonly("iteration", &Learner::iteration)
       .def("memory_stats", [](Learner& self) {
         MemoryStats s = self.memory_stats();

@@ -81,7 +81,8 @@ void BindEngine(py::module_& m) {
            }),
            py::arg("spec_json"), py::arg("options"), py::arg("train"), py::keep_alive<1, 4>())
       .def("iterate", &Engine::Iterate, py::arg("next_rate") = py::none(),
-           py::call_guard<py::gil_scoped_release>())
+           py::arg("next_momentum") = py::none(), py::call_guard<py::gil_scoped_release>())
+      .def("set_momentum", &Engine::SetMomentum, py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("learning_rate", &Engine::learning_rate)
       .def("set_learning_rate", &Engine::SetLearningRate, py::call_guard<py::gil_scoped_release>())
       .def("set_learners_per_device", &Engine::SetLearnersPerDevice,

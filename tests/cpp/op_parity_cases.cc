@@ -182,6 +182,13 @@ std::vector<ParityCase> MakeCases() {
            {{"weight_decay", 1e-2}, {"rectify", int64_t{1}}},
            {In({3, 50}), In({3, 50}), In({3, 50}), In({3, 50}, 0.f, 1.f), In({1}, 5.f, 8.f),
             In({}, 1e-3f, 1e-2f)}),
+      // fastai's RAdam: eps after the bias correction, beta1 from a scheduled blob.
+      Case("AdamW_radam_corrected_eps_beta1_input", "AdamW",
+           {"p", "g", "m", "v", "t", "lr", "b1"}, {"p", "m", "v", "t"},
+           {{"weight_decay", 1e-2}, {"rectify", int64_t{1}}, {"corrected_eps", int64_t{1}},
+            {"eps", 1e-2}},
+           {In({3, 50}), In({3, 50}), In({3, 50}), In({3, 50}, 0.f, 1.f), In({1}, 0.f, 8.f),
+            In({}, 1e-3f, 1e-2f), In({1}, 0.85f, 0.95f)}),
       Case("Lookahead", "Lookahead", {"p", "s", "t"}, {"p", "s", "t"},
            {{"k", int64_t{1}}, {"alpha", 0.5}}, {In({1000}), In({1000}), In({1}, 0.f, 4.f)}),
   };
