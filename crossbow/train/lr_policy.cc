@@ -9,12 +9,21 @@
 
 namespace crossbow {
 std::vector<std::string> LrPolicyNames() {
-  return {"fixed", "step", "multistep", "exp", "inv", "poly", "cosine", "flatcos"};
+  return {"fixed", "step", "multistep", "exp", "inv", "poly", "cosine", "flatcos", "onecycle"};
 }
 
 bool LrPolicyEnds(const std::string& policy) {
-  return policy == "poly" || policy == "cosine" || policy == "flatcos";
+  return policy == "poly" || policy == "cosine" || policy == "flatcos" || policy == "onecycle";
 }
+
+namespace {
+
+// From `start` at p = 0 to `end` at p = 1 along half a cosine, written as fastai's sched_cos.
+double CosineFrom(double start, double end, double p) {
+  return start + (1 + std::cos(M_PI * (1 - p))) * (end - start) / 2;
+}
+
+}  // namespace
 
 std::vector<std::string> LearnerScalingNames() { return {"auto", "none", "sqrt", "linear"}; }
 
@@ -44,6 +53,10 @@ LrPolicy::LrPolicy(LrPolicyOptions options) : options_(std::move(options)) {
                          "lr policy 'multistep' needs at least one step (--steps)");
   CROSSBOW_ENFORCE_VALUE(std::is_sorted(o.steps.begin(), o.steps.end()),
                          "lr policy steps (--steps) must be ascending");
+  CROSSBOW_ENFORCE_VALUE(o.momentum.empty() || (kind_ == Kind::kOneCycle && o.momentum.size() == 3),
+                         "a momentum cycle (--momentum-cycle) takes three momenta (start, peak "
+                         "rate, end) with lr policy onecycle, got ", o.momentum.size(),
+                         " with lr policy '", o.policy, "'");
   if (!LrPolicyEnds(o.policy)) return;
   CROSSBOW_ENFORCE_VALUE(o.max > 0, "lr policy '", o.policy,
                          "' needs max > 0 (the end of training), got ", o.max);
@@ -77,19 +90,33 @@ double LrPolicy::Base(double t) const {
       return t >= o.max ? 0.0 : o.base_lr * std::pow(1 - t / o.max, o.power);
     case Kind::kCosine:
     case Kind::kFlatCos: {
-      const double start = CosineStart();
-      if (t >= o.max) return 0.0;
+      const double start = CosineStart(), last = o.end * o.base_lr;
+      if (t >= o.max) return last;
       if (t <= start) return o.base_lr;
-      return o.base_lr * 0.5 * (1 + std::cos(M_PI * (t - start) / (o.max - start)));
+      return last + (o.base_lr - last) * 0.5 * (1 + std::cos(M_PI * (t - start) / (o.max - start)));
     }
+    case Kind::kOneCycle:
+      return Cycle(t, o.warmup_start * o.base_lr, o.base_lr, o.end * o.base_lr);
   }
   return o.base_lr;
+}
+
+// fastai's combined_cos: up from `first` over the warm-up, then down to `last` at max.
+double LrPolicy::Cycle(double t, double first, double peak, double last) const {
+  const LrPolicyOptions& o = options_;
+  if (t < o.warmup) return CosineFrom(first, peak, t / o.warmup);
+  return CosineFrom(peak, last, std::min(1.0, (t - o.warmup) / (o.max - o.warmup)));
+}
+
+double LrPolicy::MomentumAt(double t) const {
+  const std::vector<double>& m = options_.momentum;
+  return m.empty() ? NAN : Cycle(t, m[0], m[1], m[2]);
 }
 
 double LrPolicy::At(double t) const {
   const double lr = Base(t);
   const LrPolicyOptions& o = options_;
-  if (t >= o.warmup) return lr;
+  if (t >= o.warmup || kind_ == Kind::kOneCycle) return lr;
   return lr * (o.warmup_start + (1 - o.warmup_start) * t / o.warmup);
 }
 

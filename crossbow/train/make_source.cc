@@ -44,7 +44,7 @@ std::shared_ptr<BatchSource> MakeSource(const std::string& db, bool train,
   l.batch_size = o["batch_size"];
   l.transform = data::PresetTransform(preset, train, input_size);
   data::ApplyOverrides({Get(o, "mean", std::vector<float>{}), Get(o, "std", std::vector<float>{}),
-                        train ? Get(o, "min_crop_area", 0.0f) : 0.0f},
+                        train ? Get(o, "min_crop_area", 0.0f) : 0.0f, o["eval_crop"]},
                        &l.transform);
   l.shuffle = train;
   l.seed = o["seed"];

@@ -146,6 +146,7 @@ TrainResult Trainer::Loop::Run() {
         o_.metrics_path, result_.resumed ? std::optional<int64_t>(info_.iteration) : std::nullopt);
   }
   segment_start_ = Clock::now();
+  SetRate(info_.lr, policy.MomentumAt(EpochPosition()));
   // The trial iterations train the model, so they count as training time and images.
   if (o_.autotune && !result_.resumed) Autotune();  // a resume keeps the checkpoint's count
   autotuned_ = true;
@@ -163,8 +164,9 @@ TrainResult Trainer::Loop::Run() {
               << "learner-scaling " << o_.lr.learner_scaling << ")";
   }
   while (result_.stop_reason.empty()) {
-    SetRate(scale * policy.At(EpochPosition()));
-    Step(RateAhead(scale, policy, epochs_done));
+    SetRate(scale * policy.At(EpochPosition()), policy.MomentumAt(EpochPosition()));
+    const std::optional<double> ahead = RateAhead(scale, policy, epochs_done);
+    Step(ahead, policy.MomentumAt(static_cast<double>(ImagesAfterNext()) / epoch_size_));
     // A clock or a signal can make something due after an iteration that posted the next:
     // that one runs first.
     if (posted_ahead_ && !QuietAfter(engine_.iteration(), info_.images, epochs_done)) Step();
@@ -250,7 +252,8 @@ void Trainer::Loop::Autotune() {
   result_.autotune = Autotuner(options).Run(&engine_).decisions;
 }
 
-void Trainer::Loop::SetRate(double lr) {
+void Trainer::Loop::SetRate(double lr, double momentum) {
+  if (!posted_ahead_ && !std::isnan(momentum)) engine_.SetMomentum(momentum);
   if (posted_ahead_) lr = engine_.learning_rate();  // the rate it was posted at
   if (lr != info_.lr) {
     if (!posted_ahead_) engine_.SetLearningRate(lr);
@@ -261,10 +264,12 @@ void Trainer::Loop::SetRate(double lr) {
   }
 }
 
-void Trainer::Loop::Step(std::optional<double> next_rate) {
+void Trainer::Loop::Step(std::optional<double> next_rate, double next_momentum) {
   IterationResult r;
   try {
-    r = engine_.Iterate(next_rate);
+    r = engine_.Iterate(next_rate, next_rate && !std::isnan(next_momentum)
+                                       ? std::optional<double>(next_momentum)
+                                       : std::nullopt);
     posted_ahead_ = next_rate.has_value();
   } catch (const Error& e) {
     bar_.Finish();

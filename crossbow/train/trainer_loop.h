@@ -55,9 +55,11 @@ class Trainer::Loop {
   void Resume(const std::string& path, const LrPolicy& policy);
 
   void Autotune();
-  void SetRate(double lr);
-  // One iteration; with `next_rate`, the next is posted ahead at that rate (Engine::Iterate).
-  void Step(std::optional<double> next_rate = std::nullopt);
+  // The rate, and the momentum of a momentum cycle (NaN: none), of the iterations posted next.
+  void SetRate(double lr, double momentum);
+  // One iteration; with `next_rate`, the next is posted ahead at that rate and momentum
+  // (Engine::Iterate).
+  void Step(std::optional<double> next_rate = std::nullopt, double next_momentum = NAN);
   // What is due after an iteration that ends at `iteration` with `images` trained.
   struct Due {
     bool epoch_end = false, evaluate = false, record = false;

@@ -19,6 +19,7 @@
 #include "crossbow/train/option_values.h"
 #include "crossbow/train/trainer_config.h"
 #include "data/epoch_order.h"
+#include "data/presets.h"
 
 namespace crossbow {
 namespace {
@@ -93,8 +94,10 @@ const std::vector<Entry>& TableEntries() {
       CROSSBOW_TRAINER("lr", lr.base_lr, "", AtLeast(0), "base learning rate"),
       CROSSBOW_TRAINER("lr_policy", lr.policy, "", OneOf(LrPolicyNames),
                        "fixed, step, multistep, exp, inv or poly (as Caffe), cosine (from the "
-                       "end of the warm-up to 0 at the last epoch) or flatcos (flat, then "
-                       "cosine: fastai's fit_flat_cos)"),
+                       "end of the warm-up to --lr-end at the last epoch), flatcos (flat, then "
+                       "cosine: fastai's fit_flat_cos) or onecycle (a cosine up from "
+                       "--warmup-start over the warm-up, then down to --lr-end: fastai's "
+                       "fit_one_cycle)"),
       CROSSBOW_TRAINER("gamma", lr.gamma, "", Above(0), "factor of step/multistep/exp/inv"),
       CROSSBOW_TRAINER("power", lr.power, "", Finite(), "exponent of inv/poly"),
       CROSSBOW_TRAINER("step_size", lr.step_size, "epochs", AtLeast(0),
@@ -104,8 +107,16 @@ const std::vector<Entry>& TableEntries() {
       CROSSBOW_TRAINER("flat_fraction", lr.flat, "", Fraction(),
                        "flatcos: share of training at the base rate before the cosine "
                        "(fastai's pct_start)"),
+      CROSSBOW_TRAINER("lr_end", lr.end, "", Fraction(),
+                       "cosine, flatcos, onecycle: the last rate, as a fraction of --lr "
+                       "(fastai's 1 / div_final: 1e-5)"),
+      CROSSBOW_TRAINER("momentum_cycle", lr.momentum, "", Fraction(),
+                       "onecycle with adamw or radam: beta1 at the start, at the end of the "
+                       "warm-up and at the end, cosines between them as the rate's (fastai's "
+                       "moms: 0.95 0.85 0.95); default: beta1 stays"),
       CROSSBOW_TRAINER("warmup", lr.warmup, "epochs", AtLeast(0),
-                       "linear warm-up of the rate (composes with any policy)"),
+                       "warm-up of the rate: linear (composes with any policy), onecycle's own "
+                       "cosine"),
       CROSSBOW_TRAINER("warmup_start", lr.warmup_start, "", Within(0, 1),
                        "warm-up's first factor of the rate"),
       CROSSBOW_TRAINER("lr_learner_scaling", lr.learner_scaling, "", OneOf(LearnerScalingNames),
@@ -140,6 +151,11 @@ const std::vector<Entry>& TableEntries() {
                    "adamw, radam: the decays of the two moments (default 0.9 0.999)",
                    json::array()),
       CROSSBOW_NET("eps", Type::kFloat, "", Above(0), "adamw, radam: epsilon (default 1e-8)",
+                   nullptr),
+      CROSSBOW_NET("radam_eps", Type::kString, "", OneOf(RadamEpsPlacements),
+                   "radam: eps added to sqrt(v) (raw, PyTorch's RAdam) or, as adamw's, to the "
+                   "bias-corrected sqrt(v / (1 - beta2^t)) (corrected, fastai's RAdam and "
+                   "Ranger); default raw",
                    nullptr),
       CROSSBOW_NET("lookahead_k", Type::kInt, "steps", Above(0),
                    "wrap the optimiser in Lookahead: a slow step every this many steps "
@@ -247,6 +263,12 @@ const std::vector<Entry>& TableEntries() {
                     "imagenet preset: the smallest fraction of an image's area a random-"
                     "resized crop takes, overriding the preset's 0.08 (torchvision's scale[0])",
                     nullptr),
+      CROSSBOW_DATA("eval_crop", Type::kString, "", OneOf(data::EvalCropNames),
+                    "evaluation images: the preset's (imagenet: shorter side to size / 0.875, "
+                    "centre crop), squash (the whole image squashed to size + ceil(0.14 size / "
+                    "8) 8, centre crop: fastai's RandomResizedCrop) or square (the centre "
+                    "square resized: fastai's Resize), these two resized as Pillow's bilinear",
+                    "preset"),
       CROSSBOW_DATA("mean", Type::kFloats, "", Within(0, 1),
                     "per-channel mean in [0, 1] units, overriding the preset's", json::array()),
       CROSSBOW_DATA("std", Type::kFloats, "", Above(0),
@@ -360,6 +382,11 @@ void CheckOptimizerOptions(const json& j) {
                          " takes two values (beta1 beta2), got ", j["betas"].size());
   CROSSBOW_ENFORCE_VALUE(!set("lookahead_alpha") || set("lookahead_k"), Flag("lookahead_alpha"),
                          " needs lookahead_k (--lookahead-k): without it there is no Lookahead");
+  CROSSBOW_ENFORCE_VALUE(!set("radam_eps") || optimizer == "radam", Flag("radam_eps"),
+                         " is an option of optimizer (--optimizer) radam, not ", optimizer);
+  CROSSBOW_ENFORCE_VALUE(!set("momentum_cycle") || !sgd, Flag("momentum_cycle"),
+                         " moves the beta1 of optimizer (--optimizer) adamw or radam; sgd's "
+                         "momentum is fixed");
 }
 
 }  // namespace

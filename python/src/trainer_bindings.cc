@@ -74,6 +74,22 @@ void BindTrainer(py::module_& m) {
       "the batch source (an ImageLoader) of an LMDB that crossbow train and crossbow_train train "
       "on or evaluate with, from the training options as JSON (crossbow/train/make_source.h)");
   m.def(
+      "schedule",
+      [](const std::string& options_json, const std::vector<double>& epochs) {
+        const TrainerConfig config = ParseTrainerConfig(options_json);
+        CheckTrainerOptions(config.trainer);
+        const LrPolicy policy(Schedule(config.trainer));
+        std::vector<double> lr, momentum;
+        for (double t : epochs) {
+          lr.push_back(policy.At(t));
+          momentum.push_back(policy.MomentumAt(t));
+        }
+        return py::dict(py::arg("lr") = lr, py::arg("momentum") = momentum);
+      },
+      py::arg("options_json"), py::arg("epochs"),
+      "the rate, and the momentum of a momentum cycle (NaN: none), that training with these "
+      "options sets at each position in epochs (crossbow/train/lr_policy.h)");
+  m.def(
       "check_options", [](const std::string& options_json) { ParseTrainerConfig(options_json); },
       py::arg("options_json"),
       "raises ValueError, naming the option, for a value its rule refuses or an unknown key: the "
