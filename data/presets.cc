@@ -1,5 +1,6 @@
 #include "data/presets.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -71,9 +72,19 @@ TransformConfig PresetTransform(const std::string& name, bool train, int size) {
   return t;
 }
 
+std::vector<std::string> EvalCropNames() { return {"preset", "squash", "square"}; }
+
 void ApplyOverrides(const TransformOverrides& overrides, TransformConfig* t) {
   if (!overrides.mean.empty()) t->mean = overrides.mean;
   if (!overrides.std.empty()) t->std = overrides.std;
+  const std::vector<std::string> crops = EvalCropNames();
+  CROSSBOW_ENFORCE_VALUE(std::count(crops.begin(), crops.end(), overrides.eval_crop) == 1,
+                         "unknown eval_crop '", overrides.eval_crop, "'; expected ",
+                         JoinNames(crops), DidYouMean(overrides.eval_crop, crops));
+  if (!t->train && overrides.eval_crop != "preset") {
+    t->eval_crop = overrides.eval_crop;
+    t->resize = 0;
+  }
   if (overrides.min_crop_area == 0) return;
   CROSSBOW_ENFORCE_VALUE(
       t->random_resized_crop,

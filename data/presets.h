@@ -18,13 +18,17 @@ namespace crossbow::data {
 TransformConfig PresetTransform(const std::string& name, bool train, int size);
 const std::vector<std::string>& PresetNames();
 
-// What the training options may change of any transform (--mean, --std, --min-crop-area): an
-// empty mean or std and a min_crop_area of 0 keep the transform's. A min_crop_area for a
-// transform without a random-resized crop is a ValueError.
+// What the training options may change of any transform (--mean, --std, --min-crop-area,
+// --eval-crop): an empty mean or std, a min_crop_area of 0 and an eval_crop of "preset" keep the
+// transform's. A min_crop_area for a transform without a random-resized crop is a ValueError;
+// eval_crop (EvalCropNames: preset, squash, square; TransformConfig::eval_crop) replaces an
+// evaluation transform's resize and leaves a training transform alone.
 struct TransformOverrides {
   std::vector<float> mean, std;
   float min_crop_area = 0;
+  std::string eval_crop = "preset";
 };
+std::vector<std::string> EvalCropNames();
 void ApplyOverrides(const TransformOverrides& overrides, TransformConfig* transform);
 
 }  // namespace crossbow::data

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <opencv2/imgproc.hpp>
 
+#include "data/bilinear_resize.h"
 #include "data/image_decode.h"
 #include "data/jpeg_region.h"
 #include "data/rng.h"
@@ -128,6 +129,23 @@ Partial DecodePartial(const Datum& datum, const TransformConfig& c, Rng* rng, cv
   return Partial::kDone;
 }
 
+// RandomResizedCrop's validation margin: fastai's ceil(crop * val_xtra / 8) * 8, val_xtra 0.14.
+int SquashMargin(int crop) { return static_cast<int>(std::ceil(crop * 0.14 / 8)) * 8; }
+
+// fastai's evaluation transforms (TransformConfig::eval_crop), before the centre crop.
+void EvalCrop(const TransformConfig& c, cv::Mat* image) {
+  if (c.eval_crop == "squash") {
+    const int side = c.crop + SquashMargin(c.crop);
+    PillowBilinearResize(*image, {side, side}, image);
+    return;
+  }
+  // fastai's Resize: the side as int(min / crop * crop), the corner as int(0.5 * (w - side)).
+  const double m = static_cast<double>(std::min(image->rows, image->cols)) / c.crop;
+  const int side = static_cast<int>(m * c.crop);
+  const cv::Rect centre((image->cols - side) / 2, (image->rows - side) / 2, side, side);
+  PillowBilinearResize((*image)(centre), {c.crop, c.crop}, image);
+}
+
 // torchvision's ColorJitter in a fixed order: brightness, contrast, saturation.
 void ColorJitter(const TransformConfig& c, Rng* rng, cv::Mat* image) {
   auto factor = [rng](float strength) {
@@ -168,6 +186,11 @@ Transformer::Transformer(TransformConfig config, const Datum& probe) : config_(s
                          "and 0 < min_ratio <= max_ratio");
   CROSSBOW_ENFORCE_VALUE(c.brightness >= 0 && c.contrast >= 0 && c.saturation >= 0,
                          "colour jitter strengths must not be negative");
+  CROSSBOW_ENFORCE_VALUE(c.eval_crop.empty() || c.eval_crop == "squash" || c.eval_crop == "square",
+                         "eval_crop must be squash or square (or empty), got '", c.eval_crop, "'");
+  CROSSBOW_ENFORCE_VALUE(c.eval_crop.empty() || (c.crop > 0 && c.resize == 0),
+                         "eval_crop ", c.eval_crop, " needs a crop size and no resize (crop ",
+                         c.crop, ", resize ", c.resize, ")");
   cv::Mat image;
   std::string error;
   CROSSBOW_ENFORCE(DecodeDatum(probe, c.channels, c.rgb, &image, &error),
@@ -221,8 +244,9 @@ bool Transformer::Apply(const Datum& datum, uint64_t seed, float* out, std::stri
   Rng rng(seed);
   const bool jitter = c.train && (c.brightness > 0 || c.contrast > 0 || c.saturation > 0);
   // Raw records of the right channel count skip OpenCV: the copy below reads them in place.
+  const bool eval_crop = !c.train && !c.eval_crop.empty();
   const bool in_place = !datum.encoded && datum.channels == channels && c.resize == 0 &&
-                        !(c.train && c.random_resized_crop) && !jitter;
+                        !(c.train && c.random_resized_crop) && !jitter && !eval_crop;
   cv::Mat image;
   Pixels pixels;
   if (in_place) {
@@ -235,6 +259,8 @@ bool Transformer::Apply(const Datum& datum, uint64_t seed, float* out, std::stri
     if (c.train && c.random_resized_crop) {
       const cv::Rect window = RandomResizedWindow(image.rows, image.cols, c, &rng);
       Resize(image(window), {c.crop, c.crop}, &image);
+    } else if (eval_crop) {
+      EvalCrop(c, &image);
     } else if (c.resize > 0) {
       ResizeShorterSide(&image, c.resize);
     }

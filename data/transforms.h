@@ -24,6 +24,13 @@ struct TransformConfig {
   bool random_resized_crop = false;
   float min_area = 0.08f, max_area = 1.0f;
   float min_ratio = 3.0f / 4.0f, max_ratio = 4.0f / 3.0f;
+  // Evaluation (train false) in place of `resize` and the centre crop, as fastai's evaluation
+  // transforms, resized as Pillow's BILINEAR (data/bilinear_resize.h):
+  //   squash  the whole image squashed to crop + m square, m = ceil(crop * 0.14 / 8) * 8,
+  //           then the centre crop (RandomResizedCrop's validation, val_xtra 0.14);
+  //   square  the centre square of side min(height, width) resized to crop (Resize's).
+  // Empty: `resize` and the centre crop.
+  std::string eval_crop;
   bool mirror = false;                                 // horizontal flip with probability 1/2
   float brightness = 0, contrast = 0, saturation = 0;  // colour jitter strengths, as torchvision
   // out = (pixel * scale - mean[c]) / std[c]; a mean image (C*H*W at output size) replaces

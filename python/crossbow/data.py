@@ -52,7 +52,10 @@ class ImageDB:
     docs/design/data.md) for a net of ``input_size`` pixels a side; ``mean`` and ``std`` may
     override its statistics, the other transform arguments do not go with it.
     ``min_crop_area`` overrides the smallest area fraction of a random-resized crop (0.08, as
-    torchvision's ``scale[0]``); a transform without that crop refuses it.
+    torchvision's ``scale[0]``); a transform without that crop refuses it. ``eval_crop``
+    (``squash`` or ``square``, fastai's two evaluation transforms; ``preset``: the transform's
+    own) replaces an evaluation transform's resize and centre crop (``crossbow train
+    --eval-crop``).
 
     ``read_order`` (when shuffling): ``random``, ``block`` (contiguous blocks of
     ``block_records`` records, by default about 8 MiB of the DB, shuffled, and the records of 16
@@ -71,7 +74,7 @@ class ImageDB:
                  mean_image=None, scale=1.0 / 255.0, channels=None, rgb=False,
                  color_jitter=None, shuffle=None, num_classes=0, drop_last=False, slots=0,
                  preset=None, input_size=None, min_crop_area=None, reduced_decode=True,
-                 read_order="auto", block_records=0):
+                 read_order="auto", block_records=0, eval_crop="preset"):
         if preset is not None:
             given = [name for name, value in (("crop", crop), ("pad", pad), ("resize", resize),
                                               ("random_resized_crop", random_resized_crop),
@@ -96,7 +99,8 @@ class ImageDB:
             workers=int(workers), slots=int(slots), num_classes=int(num_classes),
             drop_last=bool(drop_last), preset=preset or "", input_size=int(input_size or 0),
             min_crop_area=float(min_crop_area or 0), reduced_decode=bool(reduced_decode),
-            read_order=str(read_order), block_records=int(block_records))
+            read_order=str(read_order), block_records=int(block_records),
+            eval_crop=str(eval_crop))
         self._epoch = None
 
     def __len__(self):

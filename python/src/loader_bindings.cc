@@ -24,12 +24,12 @@ void BindLoader(py::module_& m) {
                        float saturation, bool shuffle, uint64_t seed, int workers, int slots,
                        int num_classes, bool drop_last, const std::string& preset, int input_size,
                        float min_crop_area, bool reduced_decode, const std::string& read_order,
-                       int64_t block_records) {
+                       int64_t block_records, const std::string& eval_crop) {
              LoaderOptions o;
              o.path = path;
              o.batch_size = batch_size;
              crossbow::data::TransformConfig& t = o.transform;
-             crossbow::data::TransformOverrides overrides{{}, {}, min_crop_area};
+             crossbow::data::TransformOverrides overrides{{}, {}, min_crop_area, eval_crop};
              if (!preset.empty()) {  // the preset's transform; mean and std may override it
                t = crossbow::data::PresetTransform(preset, train, input_size);
                overrides.mean = std::move(mean);
@@ -74,7 +74,7 @@ void BindLoader(py::module_& m) {
            py::arg("slots") = 0, py::arg("num_classes") = 0, py::arg("drop_last") = false,
            py::arg("preset") = "", py::arg("input_size") = 0, py::arg("min_crop_area") = 0.0f,
            py::arg("reduced_decode") = true, py::arg("read_order") = "auto",
-           py::arg("block_records") = 0)
+           py::arg("block_records") = 0, py::arg("eval_crop") = "preset")
       .def_property_readonly("batches_per_epoch", &ImageLoader::batches_per_epoch)
       .def_property_readonly("block_records", &ImageLoader::block_records)
       .def_property_readonly("data_identity", &ImageLoader::DataIdentity)
