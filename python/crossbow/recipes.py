@@ -32,6 +32,7 @@ class Recipe:
     notes: str = ""
     flat: float = 0.0       # flatcos (when no drops): the fraction of the run at the base rate
     cosine: bool = False    # no drops: cosine from the end of the warm-up (else flatcos)
+    fastai: str = ""        # fastai's schedule in place of the above: a key of FASTAI_SCHEDULES
 
     def options(self, variant="sma", epochs=None):
         """The Trainer options of `variant` ("published" or "sma") over `epochs` (default:
@@ -41,7 +42,9 @@ class Recipe:
         epochs = self.epochs if epochs is None else epochs
         if not epochs > 0:
             raise ValueError(f"epochs (--epochs) must be > 0, got {epochs}")
-        if self.drops:
+        if self.fastai:
+            schedule = FASTAI_SCHEDULES[self.fastai](epochs)
+        elif self.drops:
             schedule = multistep(epochs, self.drops, self.warmup)
         else:
             schedule = flat_cosine(epochs, 0.0 if self.cosine else self.flat, self.warmup)
@@ -68,6 +71,29 @@ def flat_cosine(epochs, flat, warmup=0.0):
     policy = dict(lr_policy="flatcos", flat_fraction=flat) if flat else dict(lr_policy="cosine")
     return dict(epochs=epochs, **policy, warmup=round(warmup * epochs, 3), warmup_start=0.1)
 
+
+# fastai's schedules at their defaults (fastai/callback/schedule.py), per iteration:
+# fit_flat_cos keeps the rate for 3/4 of the run, then a cosine takes it to lr / 1e5 (div_final);
+# fit_one_cycle rises along a cosine from lr / 25 (div) over the first quarter (pct_start), falls
+# along another to lr / 1e5, and moves the momentum (Adam's beta1) 0.95 -> 0.85 -> 0.95 (the
+# Learner's moms) along the same two cosines.
+FASTAI_LR_END = 1e-5
+FASTAI_SCHEDULES = {
+    "flat_cos": lambda epochs: dict(epochs=epochs, lr_policy="flatcos", flat_fraction=0.75,
+                                    lr_end=FASTAI_LR_END, warmup=0.0),
+    "one_cycle": lambda epochs: dict(epochs=epochs, lr_policy="onecycle", warmup=0.25 * epochs,
+                                     warmup_start=1 / 25, lr_end=FASTAI_LR_END,
+                                     momentum_cycle=[0.95, 0.85, 0.95]),
+}
+# fastai's optimisers as Crossbow's (fastai/optimizer.py): decoupled weight decay p *= 1 - lr wd,
+# kept off biases and batch norms (the Learner's wd_bn_bias=False). Adam at its defaults
+# (sqr_mom 0.99, eps 1e-5, wd 1e-2; its mom is the schedule's); ranger = Lookahead(RAdam) with k
+# 6, alpha 0.5, mom 0.95, sqr_mom 0.99, eps 1e-6 after the bias correction.
+FASTAI_ADAM = dict(optimizer="adamw", betas=[0.9, 0.99], eps=1e-5, weight_decay=1e-2,
+                   bias_decay=False)
+FASTAI_RANGER = dict(optimizer="radam", radam_eps="corrected", lookahead_k=6,
+                     lookahead_alpha=0.5, betas=[0.95, 0.99], eps=1e-6, weight_decay=1e-2,
+                     bias_decay=False)
 
 # SMA's momentum of the average model (Koliousis et al. 2019), whatever the learner count.
 CENTRAL_MOMENTUM = 0.9
@@ -131,6 +157,26 @@ _FASTAI_NOTE = ("the leaderboard's net is xse_resnext50 (SE-ResNeXt-50 with self
                 "as 2 learners x 32 with S-SGD, so that both cores work")
 
 
+# fastai's own two Imagenette recipes at 128 px, as the peer trains them
+# (scripts/peer/fastai_imagenette.py): random-resized crops of at least 35% of the image and
+# flips, evaluated on the image squashed and centre-cropped as fastai's RandomResizedCrop does;
+# batch 64, here as 2 learners x 32 with S-SGD. The SMA versions take the small-batch rule's
+# rate; the one-cycle keeps its own warm-up.
+_FASTAI_DATA = dict(min_crop_area=0.35, eval_crop="squash", input_size=128, num_classes=10)
+_FASTAI_BATCH = dict(batch_size=32, learners="2", sync="ssgd")
+
+
+def _fastai_recipe(name, net, lr, schedule, top1, source, **options):
+    sma = small_batch(16, published_lr=lr, published_batch=64)
+    if schedule == "one_cycle":
+        del sma["warmup"], sma["warmup_start"]
+    return Recipe(name=name, net=net, dataset="imagenette", source=source, published_top1=top1,
+                  epochs=5, drops=(), warmup=0.0, fastai=schedule,
+                  published=dict(_FASTAI_DATA, **options, **_FASTAI_BATCH, lr=lr),
+                  sma=dict(_FASTAI_DATA, **options, **sma),
+                  notes="batch 64 as 2 learners x 32 with S-SGD, so that both cores work")
+
+
 _BOT = dict(momentum=0.9, nesterov=True, weight_decay=1e-4, bias_decay=False,
             label_smoothing=0.1, mixup_alpha=0.2, input_size=128, num_classes=10)
 
@@ -177,6 +223,16 @@ RECIPES = {r.name: r for r in (
       for net in ("resnet18", "resnet50")),
     _fastai(5, 0.8577),
     _fastai(20, 0.9157, net="resnet50d_maxblur"),
+    # fastai's nbs/22_tutorial.imagenette.ipynb: xresnet34, Adam, fit_one_cycle(5, 1e-3).
+    _fastai_recipe("fastai-tutorial", "xresnet34", 1e-3, "one_cycle", 0.767,
+                   "fastai's Imagenette tutorial (nbs/22_tutorial.imagenette.ipynb), 128 px",
+                   **FASTAI_ADAM),
+    # The Imagenette leaderboard's recipe: xse_resnext50 (Mish, one self-attention layer),
+    # ranger, fit_flat_cos(lr 8e-3, wd 1e-2), label smoothing 0.1; its 128-px 5-epoch record,
+    # 87.43%, is its Resize(128), batch-32 form on imagenette2-320.
+    _fastai_recipe("fastai-record", "xse_resnext50", 8e-3, "flat_cos", 0.8743,
+                   "fastai's Imagenette leaderboard recipe (xse_resnext50, Mish, sa=1, "
+                   "ranger, flat-cos), 128 px, 5 epochs", label_smoothing=0.1, **FASTAI_RANGER),
     # He et al. 2019 (Bag of Tricks), Table 6: ResNet-50-D with cosine decay, label smoothing
     # 0.1 and mixup (alpha 0.2, 200 epochs), 79.15% on ImageNet; their "efficient" training:
     # lr 0.1 x batch/256 (0.4 at 1024), 5 warm-up epochs, Nesterov momentum 0.9, weight decay

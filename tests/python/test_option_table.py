@@ -65,8 +65,8 @@ def test_the_options_read_outside_the_engine_are_the_nets_and_the_data_loaders()
     net = {name for name, reader in readers.items() if reader == "net"}
     data = {name for name, reader in readers.items() if reader == "data"}
     assert {"momentum", "weight_decay", "label_smoothing", "input_size"} <= net
-    assert data == {"batch_size", "workers", "augment", "min_crop_area", "mean", "std",
-                    "num_classes", "read_order"}
+    assert data == {"batch_size", "workers", "augment", "min_crop_area", "eval_crop", "mean",
+                    "std", "num_classes", "read_order"}
     assert {name for name, reader in readers.items() if reader == "python"} == {"tensorboard"}
     assert not (net | data) & {"sync", "sync_period", "lr", "alpha", "outer_lr", "seed"}
 
