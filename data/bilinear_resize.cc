@@ -89,16 +89,18 @@ void Pass(const cv::Mat& in, const Taps& t, bool horizontal, cv::Mat* out) {
 
 void PillowBilinearResize(const cv::Mat& in, cv::Size size, cv::Mat* out) {
   CV_Assert(in.depth() == CV_8U && size.width > 0 && size.height > 0);
+  // Pillow 13 runs the columns first where the height shrinks by more than twice as many
+  // pixels as the width; each pass rounds, so the order shows in the last bit.
+  const int shrink_height = in.rows - size.height, shrink_width = in.cols - size.width;
+  const bool rows_first = !(shrink_height > 0 && shrink_height > 2 * shrink_width);
   cv::Mat image = in;
-  if (size.width != image.cols) {
-    cv::Mat rows(image.rows, size.width, image.type());
-    Pass(image, BilinearTaps(image.cols, size.width), /*horizontal=*/true, &rows);
-    image = rows;
-  }
-  if (size.height != image.rows) {
-    cv::Mat columns(size.height, image.cols, image.type());
-    Pass(image, BilinearTaps(image.rows, size.height), /*horizontal=*/false, &columns);
-    image = columns;
+  for (const bool horizontal : {rows_first, !rows_first}) {
+    const int from = horizontal ? image.cols : image.rows;
+    const int to = horizontal ? size.width : size.height;
+    if (from == to) continue;
+    cv::Mat next(horizontal ? image.rows : to, horizontal ? to : image.cols, image.type());
+    Pass(image, BilinearTaps(from, to), horizontal, &next);
+    image = next;
   }
   *out = image.data == in.data ? in.clone() : image;
 }

@@ -97,7 +97,7 @@ def test_the_presets_own_evaluation_is_another_crop(tmp_path):
 
 def test_an_unknown_eval_crop_is_refused_naming_the_choices(tmp_path):
     db = write_db(tmp_path / "db", [datum(png(photos()[0]), 0, encoded=True)])
-    with pytest.raises(ValueError, match="unknown eval_crop 'squish'; expected preset, squash, "
+    with pytest.raises(ValueError, match="unknown eval_crop 'squish'; expected preset, squash or "
                                          "square; did you mean 'squash'"):
         ImageDB(db, batch_size=1, train=False, preset="imagenet", input_size=SIZE,
                 eval_crop="squish")

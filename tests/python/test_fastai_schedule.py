@@ -18,7 +18,7 @@ EPOCHS, ITERATIONS, LR = 3, 100, 1e-3  # ITERATIONS a epoch
 
 def crossbow_schedule(name, lr=LR):
     """Crossbow's rate and momentum at each iteration, the epoch exactly ITERATIONS batches."""
-    options = dict(recipes.FASTAI_SCHEDULES[name](EPOCHS), lr=lr)
+    options = dict(recipes.FASTAI_SCHEDULES[name](EPOCHS), lr=lr, optimizer="adamw")
     at = [i / ITERATIONS for i in range(EPOCHS * ITERATIONS)]
     return {k: np.array(v) for k, v in _C.schedule(json.dumps(options), at).items()}
 
