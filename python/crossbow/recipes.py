@@ -72,7 +72,7 @@ def flat_cosine(epochs, flat, warmup=0.0):
     return dict(epochs=epochs, **policy, warmup=round(warmup * epochs, 3), warmup_start=0.1)
 
 
-# fastai's schedules at their defaults (fastai/callback/schedule.py), per iteration:
+# fastai's schedules at their defaults (fastai.callback.schedule), per iteration:
 # fit_flat_cos keeps the rate for 3/4 of the run, then a cosine takes it to lr / 1e5 (div_final);
 # fit_one_cycle rises along a cosine from lr / 25 (div) over the first quarter (pct_start), falls
 # along another to lr / 1e5, and moves the momentum (Adam's beta1) 0.95 -> 0.85 -> 0.95 (the
@@ -85,7 +85,7 @@ FASTAI_SCHEDULES = {
                                      warmup_start=1 / 25, lr_end=FASTAI_LR_END,
                                      momentum_cycle=[0.95, 0.85, 0.95]),
 }
-# fastai's optimisers as Crossbow's (fastai/optimizer.py): decoupled weight decay p *= 1 - lr wd,
+# fastai's optimisers as Crossbow's (fastai.optimizer): decoupled weight decay p *= 1 - lr wd,
 # kept off biases and batch norms (the Learner's wd_bn_bias=False). Adam at its defaults
 # (sqr_mom 0.99, eps 1e-5, wd 1e-2; its mom is the schedule's); ranger = Lookahead(RAdam) with k
 # 6, alpha 0.5, mom 0.95, sqr_mom 0.99, eps 1e-6 after the bias correction.

@@ -52,7 +52,7 @@ def crossbow_crops(tmp_path, eval_crop):
 
 
 def fastai_rule(pixels, eval_crop):
-    """fastai/vision/augment.py at split_idx 1, over Pillow. RandomResizedCrop: the whole image
+    """fastai.vision.augment at split_idx 1, over Pillow. RandomResizedCrop: the whole image
     resized to size + ceil(size * 0.14 / 8) * 8 (152 for 128), then crop_pad's centre crop.
     Resize (ResizeMethod.Crop): the square of side int(m * size), m = min(w, h) / size, at
     int(0.5 * (w - side)), int(0.5 * (h - side)), resized to size."""

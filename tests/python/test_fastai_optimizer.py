@@ -68,7 +68,7 @@ def run_learner(case):
 
 
 class FastaiEquations:
-    """fastai/optimizer.py's callbacks in numpy: weight_decay (p *= 1 - lr wd, not on the bias:
+    """fastai.optimizer's callbacks in numpy: weight_decay (p *= 1 - lr wd, not on the bias:
     the Learner's do_wd), average_grad with dampening, average_sqr_grad, step_stat, then
     adam_step or radam_step (eps after the bias correction; a plain momentum step while
     r <= 5), and for ranger Lookahead (slow weights copied at the first step, k 6, alpha 0.5)."""
