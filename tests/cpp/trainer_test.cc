@@ -339,7 +339,8 @@ TEST(Trainer, BadOptionsFailBeforeAnyWork) {
   policy.lr.policy = "stepp";
   EXPECT_NE(error(&train, policy)
                 .find("lr_policy (--lr-policy) must be fixed, step, multistep, "
-                      "exp, inv, poly, cosine or flatcos, got 'stepp'; did you mean 'step'?"),
+                      "exp, inv, poly, cosine, flatcos or onecycle, got 'stepp'; did you mean "
+                      "'step'?"),
             std::string::npos);
 }
 
