@@ -48,7 +48,8 @@ Taps BilinearTaps(int in_size, int out_size) {
     }
     for (int i = 0; i < count; ++i) {
       const double w = (sum != 0 ? k[i] / sum : k[i]) * (1 << kPrecisionBits);
-      t.weights[static_cast<size_t>(o) * t.taps + i] = static_cast<int32_t>(w < 0 ? w - 0.5 : w + 0.5);
+      t.weights[static_cast<size_t>(o) * t.taps + i] =
+          static_cast<int32_t>(w < 0 ? w - 0.5 : w + 0.5);
     }
     t.first[o] = first;
     t.count[o] = count;

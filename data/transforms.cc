@@ -188,9 +188,9 @@ Transformer::Transformer(TransformConfig config, const Datum& probe) : config_(s
                          "colour jitter strengths must not be negative");
   CROSSBOW_ENFORCE_VALUE(c.eval_crop.empty() || c.eval_crop == "squash" || c.eval_crop == "square",
                          "eval_crop must be squash or square (or empty), got '", c.eval_crop, "'");
-  CROSSBOW_ENFORCE_VALUE(c.eval_crop.empty() || (c.crop > 0 && c.resize == 0),
-                         "eval_crop ", c.eval_crop, " needs a crop size and no resize (crop ",
-                         c.crop, ", resize ", c.resize, ")");
+  CROSSBOW_ENFORCE_VALUE(c.eval_crop.empty() || (c.crop > 0 && c.resize == 0), "eval_crop ",
+                         c.eval_crop, " needs a crop size and no resize (crop ", c.crop,
+                         ", resize ", c.resize, ")");
   cv::Mat image;
   std::string error;
   CROSSBOW_ENFORCE(DecodeDatum(probe, c.channels, c.rgb, &image, &error),

@@ -5,8 +5,8 @@
 namespace crossbow {
 
 AdamArgs ReadAdamArgs(const OperatorDef& def) {
-  const AdamArgs a{def.Arg<double>("beta1", 0.9), def.Arg<double>("beta2", 0.999),
-                   def.Arg<double>("eps", 1e-8), def.Arg<double>("weight_decay", 0.0),
+  const AdamArgs a{def.Arg<double>("beta1", 0.9),   def.Arg<double>("beta2", 0.999),
+                   def.Arg<double>("eps", 1e-8),    def.Arg<double>("weight_decay", 0.0),
                    def.Arg<bool>("rectify", false), def.Arg<bool>("corrected_eps", false)};
   for (const auto& [name, beta] : {std::pair{"beta1", a.beta1}, std::pair{"beta2", a.beta2}}) {
     CROSSBOW_ENFORCE_VALUE(beta >= 0 && beta < 1, def.Label(), ": argument '", name,

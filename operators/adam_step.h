@@ -45,8 +45,7 @@ struct AdamCoefficients {
 // The scalars of step t, in double (as PyTorch computes them, in Python floats).
 CROSSBOW_HOST_DEVICE inline AdamCoefficients AdamCoefficientsFor(double t, double lr, double beta1,
                                                                  double beta2, double eps,
-                                                                 double weight_decay,
-                                                                 bool rectify,
+                                                                 double weight_decay, bool rectify,
                                                                  bool corrected_eps) {
   const double bc1 = 1 - Pow(beta1, t), bc2 = 1 - Pow(beta2, t);
   AdamCoefficients k{static_cast<float>(1 - lr * weight_decay),

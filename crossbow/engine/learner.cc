@@ -104,11 +104,11 @@ Learner::Learner(LearnerSpec spec)
   train_def_.ops.insert(train_def_.ops.end(), backward.ops.begin(), backward.ops.end());
   update_begin_ = train_def_.ops.size();
   gradients_ = backward.gradients;
-  OptimizerOps update = MakeOptimizerOps(
-      spec_.solver, spec_.params, backward.gradients, kLearningRate, kMomentum,
-      [&](const std::string& p) {
-        return spec_.solver.bias_decay || root_.GetTensor(p)->ndim() > 1;
-      });
+  OptimizerOps update =
+      MakeOptimizerOps(spec_.solver, spec_.params, backward.gradients, kLearningRate, kMomentum,
+                       [&](const std::string& p) {
+                         return spec_.solver.bias_decay || root_.GetTensor(p)->ndim() > 1;
+                       });
   train_def_.ops.insert(train_def_.ops.end(), update.ops.begin(), update.ops.end());
   optimizer_state_ = std::move(update.state);
   mixed_train_def_ = WithMixedTargets(train_def_, spec_);

@@ -55,8 +55,8 @@ LrPolicy::LrPolicy(LrPolicyOptions options) : options_(std::move(options)) {
                          "lr policy steps (--steps) must be ascending");
   CROSSBOW_ENFORCE_VALUE(o.momentum.empty() || (kind_ == Kind::kOneCycle && o.momentum.size() == 3),
                          "a momentum cycle (--momentum-cycle) takes three momenta (start, peak "
-                         "rate, end) with lr policy onecycle, got ", o.momentum.size(),
-                         " with lr policy '", o.policy, "'");
+                         "rate, end) with lr policy onecycle, got ",
+                         o.momentum.size(), " with lr policy '", o.policy, "'");
   if (!LrPolicyEnds(o.policy)) return;
   CROSSBOW_ENFORCE_VALUE(o.max > 0, "lr policy '", o.policy,
                          "' needs max > 0 (the end of training), got ", o.max);
