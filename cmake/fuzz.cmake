@@ -25,7 +25,7 @@ if(CROSSBOW_FUZZ)
   set(fuzzer ${CMAKE_CURRENT_BINARY_DIR}/datum_decode_fuzzer)
   # The fuzzer loads the build's libcrossbow_codecs.so beside it (data/image_codecs.h).
   set(fuzz_sources tests/fuzz/datum_decode_fuzzer.cc data/datum.cc data/image_decode.cc
-      data/image_codecs.cc data/jpeg_region.cc data/transforms.cc)
+      data/image_codecs.cc data/jpeg_region.cc data/transforms.cc data/bilinear_resize.cc)
   get_target_property(opencv_includes opencv_core INTERFACE_INCLUDE_DIRECTORIES)
   add_custom_command(
     OUTPUT ${fuzzer}

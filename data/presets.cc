@@ -72,8 +72,6 @@ TransformConfig PresetTransform(const std::string& name, bool train, int size) {
   return t;
 }
 
-std::vector<std::string> EvalCropNames() { return {"preset", "squash", "square"}; }
-
 void ApplyOverrides(const TransformOverrides& overrides, TransformConfig* t) {
   if (!overrides.mean.empty()) t->mean = overrides.mean;
   if (!overrides.std.empty()) t->std = overrides.std;

@@ -28,7 +28,8 @@ struct TransformOverrides {
   float min_crop_area = 0;
   std::string eval_crop = "preset";
 };
-std::vector<std::string> EvalCropNames();
+// Inline: the option table (libcrossbow, which does not link the data library) names them too.
+inline std::vector<std::string> EvalCropNames() { return {"preset", "squash", "square"}; }
 void ApplyOverrides(const TransformOverrides& overrides, TransformConfig* transform);
 
 }  // namespace crossbow::data
