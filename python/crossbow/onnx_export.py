@@ -73,6 +73,13 @@ def _add_relu(g, op, ins, outs):
     g.node("Relu", [total], outs[:1], op)
 
 
+def _mish(g, op, ins, outs):
+    """X tanh(softplus(X)): ONNX has Mish only from opset 18."""
+    softplus = g.node("Softplus", ins[:1], [g.fresh(op["name"] + "_softplus")], op)[0]
+    tanh = g.node("Tanh", [softplus], [g.fresh(op["name"] + "_tanh")], op)[0]
+    g.node("Mul", [ins[0], tanh], outs[:1], op)
+
+
 def _channel_pad(g, op, ins, outs):
     rank = len(g.shape(op["inputs"][0]))
     before, after = [0] * rank, [0] * rank
@@ -104,6 +111,7 @@ CONVERTERS = {
     "Conv": _conv,
     "FC": _fc,
     "Relu": _same_name("Relu"),
+    "Mish": _mish,
     "MaxPool": _max_pool,
     "AveragePool": _avg_pool,
     "BlurPool": _blur_pool,
