@@ -1,4 +1,4 @@
-// Element-wise activations on oneDNN's eltwise primitives: Relu and Mish.
+// Element-wise activations on oneDNN's eltwise primitives: Relu, Mish and Sigmoid.
 #include "operators/eltwise_op.h"
 
 namespace crossbow {
@@ -10,7 +10,8 @@ using dnnl::prop_kind;
 namespace {
 
 constexpr bool FromOutput(algorithm a) {
-  return a == algorithm::eltwise_relu_use_dst_for_bwd;
+  return a == algorithm::eltwise_relu_use_dst_for_bwd ||
+         a == algorithm::eltwise_logistic_use_dst_for_bwd;
 }
 
 // The gradient's schema: dX shaped like input 0.
@@ -110,5 +111,32 @@ REGISTER_GRADIENT(Mish, [](const GradientHelper& g) {
   return std::vector<OperatorDef>{g.Op("MishGradient", {g.I(0), g.GO(0)}, {g.GI(0)})};
 });
 NO_GRADIENT(MishGradient);
+
+OPERATOR_SCHEMA(Sigmoid)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .AllowInplace({{0, 0}})
+    .IdenticalShape()
+    .Doc("Logistic sigmoid, Y = 1 / (1 + exp(-X)), element-wise.")
+    .Input(0, "X", "any float tensor")
+    .Output(0, "Y", "same shape as X");
+REGISTER_CPU_OPERATOR(Sigmoid, EltwiseOp<algorithm::eltwise_logistic_use_dst_for_bwd>);
+
+OPERATOR_SCHEMA(SigmoidGradient)
+    .NumInputs(2)
+    .NumOutputs(1)
+    .AllowInplace({{1, 0}})
+    .ShapeInference(LikeInput0)
+    .Doc("Gradient of Sigmoid from its output: dX = dY Y (1 - Y).")
+    .Input(0, "Y", "Sigmoid's output")
+    .Input(1, "dY", "gradient of Y")
+    .Output(0, "dX", "gradient of X");
+REGISTER_CPU_OPERATOR(SigmoidGradient,
+                      EltwiseGradientOp<algorithm::eltwise_logistic_use_dst_for_bwd>);
+
+REGISTER_GRADIENT(Sigmoid, [](const GradientHelper& g) {
+  return std::vector<OperatorDef>{g.Op("SigmoidGradient", {g.O(0), g.GO(0)}, {g.GI(0)})};
+});
+NO_GRADIENT(SigmoidGradient);
 
 }  // namespace crossbow

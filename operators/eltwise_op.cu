@@ -23,6 +23,12 @@ struct Mish {
   }
 };
 
+// Backward from the output y: dy y (1 - y).
+struct Sigmoid {
+  __device__ static float Forward(float x) { return 1.f / (1.f + expf(-x)); }
+  __device__ static float Backward(float y, float dy) { return dy * y * (1.f - y); }
+};
+
 template <typename F>
 __global__ void ForwardKernel(const float* x, int64_t n, float* y) {
   CUDA_KERNEL_LOOP(i, n) { y[i] = F::Forward(x[i]); }
@@ -51,6 +57,8 @@ void LaunchEltwise(Eltwise f, const float* x, int64_t n, float* y, cudaStream_t 
       return Forward<Relu>(x, n, y, stream);
     case Eltwise::kMish:
       return Forward<Mish>(x, n, y, stream);
+    case Eltwise::kSigmoid:
+      return Forward<Sigmoid>(x, n, y, stream);
   }
 }
 
@@ -61,6 +69,8 @@ void LaunchEltwiseGradient(Eltwise f, const float* from, const float* dy, int64_
       return Backward<Relu>(from, dy, n, dx, stream);
     case Eltwise::kMish:
       return Backward<Mish>(from, dy, n, dx, stream);
+    case Eltwise::kSigmoid:
+      return Backward<Sigmoid>(from, dy, n, dx, stream);
   }
 }
 

@@ -45,5 +45,7 @@ REGISTER_CUDA_OPERATOR(Relu, EltwiseCudaOp<cuda::Eltwise::kRelu>);
 REGISTER_CUDA_OPERATOR(ReluGradient, EltwiseGradientCudaOp<cuda::Eltwise::kRelu>);
 REGISTER_CUDA_OPERATOR(Mish, EltwiseCudaOp<cuda::Eltwise::kMish>);
 REGISTER_CUDA_OPERATOR(MishGradient, EltwiseGradientCudaOp<cuda::Eltwise::kMish>);
+REGISTER_CUDA_OPERATOR(Sigmoid, EltwiseCudaOp<cuda::Eltwise::kSigmoid>);
+REGISTER_CUDA_OPERATOR(SigmoidGradient, EltwiseGradientCudaOp<cuda::Eltwise::kSigmoid>);
 
 }  // namespace crossbow

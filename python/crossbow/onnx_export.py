@@ -112,6 +112,7 @@ CONVERTERS = {
     "FC": _fc,
     "Relu": _same_name("Relu"),
     "Mish": _mish,
+    "Sigmoid": _same_name("Sigmoid"),
     "MaxPool": _max_pool,
     "AveragePool": _avg_pool,
     "BlurPool": _blur_pool,

@@ -32,7 +32,7 @@ TEST(Mish, ForwardMatchesDefinitionPlainAndBlocked) {
   }
 }
 
-// Smooth, so a fine step and a tight tolerance.
+// Mish from X, Sigmoid from Y: both smooth, so a fine step and a tight tolerance.
 void ExpectGradientMatchesNumeric(const std::string& type) {
   OpHarness h;
   h.Feed("X", {2, 16, 3, 3}, {}, -4.f, 4.f);
@@ -65,6 +65,21 @@ TEST(Mish, GradientRefusesAMisshapenDy) {
       },
       {"MishGradient", "'dY' has shape [3, 2], expected [2, 3]"});
 }
+
+TEST(Sigmoid, ForwardMatchesDefinitionInPlaceAndBlocked) {
+  const std::vector<float> x = Spread(2 * 16 * 2 * 2);
+  OpHarness h;
+  h.Feed("X", {2, 16, 2, 2}, x);
+  h.Run(MakeOperator("Sigmoid", {"X"}, {"Y"}));
+  const std::vector<float> y = h.Fetch("Y");
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(y[i], 1 / (1 + std::exp(-double(x[i]))), 1e-7);
+  MakeBlocked(h, "X");
+  h.Run(MakeOperator("Sigmoid", {"X"}, {"X"}));
+  EXPECT_TRUE(HasLayout(h, "X", dnnl::memory::format_tag::nChw16c));
+  EXPECT_LT(MaxAbsDiff(h.Fetch("X"), y), 1e-7f);
+}
+
+TEST(Sigmoid, GradientMatchesNumeric) { ExpectGradientMatchesNumeric("Sigmoid"); }
 
 }  // namespace
 }  // namespace crossbow::testing

@@ -59,6 +59,8 @@ std::vector<ParityCase> MakeCases() {
       Case("Relu_in_place", "Relu", {"x"}, {"x"}, none, {In({6, 7})}, {0}),
       // eltwise
       Case("Mish", "Mish", {"x"}, {"y"}, none, {In({4, 3, 5, 5}, -6.f, 6.f)}, {0}),
+      Case("Sigmoid", "Sigmoid", {"x"}, {"y"}, none, {In({4, 3, 5, 5}, -6.f, 6.f)}, {0}),
+      Case("Sigmoid_in_place", "Sigmoid", {"x"}, {"x"}, none, {In({6, 7})}, {0}),
       // pool
       Case("MaxPool_k3_s2_p1", "MaxPool", {"x"}, {"y", "ws"},
            {{"kernel", int64_t{3}}, {"stride", int64_t{2}}, {"pad", int64_t{1}}},
