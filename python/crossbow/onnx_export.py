@@ -120,6 +120,7 @@ CONVERTERS = {
     "SpatialBN": _spatial_bn,
     "SpatialBNRelu": _spatial_bn_relu,  # what the learner fuses; a net may also name it
     "Add": _same_name("Add"),
+    "Mul": _same_name("Mul"),  # ONNX's broadcast includes Mul's
     "AddRelu": _add_relu,  # fused by the learner, like SpatialBNRelu
     "Sum": _same_name("Sum"),
     "Concat": _same_name("Concat", axis=lambda a: int(a.get("axis", 1))),

@@ -61,6 +61,10 @@ std::vector<ParityCase> MakeCases() {
       Case("Mish", "Mish", {"x"}, {"y"}, none, {In({4, 3, 5, 5}, -6.f, 6.f)}, {0}),
       Case("Sigmoid", "Sigmoid", {"x"}, {"y"}, none, {In({4, 3, 5, 5}, -6.f, 6.f)}, {0}),
       Case("Sigmoid_in_place", "Sigmoid", {"x"}, {"x"}, none, {In({6, 7})}, {0}),
+      // mul
+      Case("Mul_channel_scale", "Mul", {"a", "b"}, {"y"}, none,
+           {In({2, 5, 4, 3}), In({2, 5, 1, 1})}, {0, 1}),
+      Case("Mul_scalar", "Mul", {"a", "g"}, {"y"}, none, {In({2, 3, 40}), In({1})}, {0, 1}),
       // pool
       Case("MaxPool_k3_s2_p1", "MaxPool", {"x"}, {"y", "ws"},
            {{"kernel", int64_t{3}}, {"stride", int64_t{2}}, {"pad", int64_t{1}}},
