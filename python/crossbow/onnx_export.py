@@ -80,6 +80,16 @@ def _mish(g, op, ins, outs):
     g.node("Mul", [ins[0], tanh], outs[:1], op)
 
 
+def _batch_matmul(g, op, ins, outs):
+    """MatMul of each operand transposed (its last two axes) where the operator says so."""
+    operands = []
+    for x, flag in zip(ins[:2], ("trans_a", "trans_b")):
+        if int(op["args"].get(flag, 0)):
+            x = g.node("Transpose", [x], [g.fresh(f"{op['name']}_{flag}")], op, perm=[0, 2, 1])[0]
+        operands.append(x)
+    g.node("MatMul", operands, outs[:1], op)
+
+
 def _channel_pad(g, op, ins, outs):
     rank = len(g.shape(op["inputs"][0]))
     before, after = [0] * rank, [0] * rank
@@ -121,6 +131,7 @@ CONVERTERS = {
     "SpatialBNRelu": _spatial_bn_relu,  # what the learner fuses; a net may also name it
     "Add": _same_name("Add"),
     "Mul": _same_name("Mul"),  # ONNX's broadcast includes Mul's
+    "BatchMatMul": _batch_matmul,
     "AddRelu": _add_relu,  # fused by the learner, like SpatialBNRelu
     "Sum": _same_name("Sum"),
     "Concat": _same_name("Concat", axis=lambda a: int(a.get("axis", 1))),

@@ -65,6 +65,13 @@ std::vector<ParityCase> MakeCases() {
       Case("Mul_channel_scale", "Mul", {"a", "b"}, {"y"}, none,
            {In({2, 5, 4, 3}), In({2, 5, 1, 1})}, {0, 1}),
       Case("Mul_scalar", "Mul", {"a", "g"}, {"y"}, none, {In({2, 3, 40}), In({1})}, {0, 1}),
+      // batch_matmul (cuBLAS; TF32 off)
+      Case("BatchMatMul", "BatchMatMul", {"a", "b"}, {"y"}, none, {In({3, 4, 6}), In({3, 6, 5})},
+           {0, 1}),
+      Case("BatchMatMul_trans_b", "BatchMatMul", {"a", "b"}, {"y"}, {{"trans_b", int64_t{1}}},
+           {In({2, 8, 20}), In({2, 8, 20})}, {0, 1}),
+      Case("BatchMatMul_trans_a", "BatchMatMul", {"a", "b"}, {"y"}, {{"trans_a", int64_t{1}}},
+           {In({2, 7, 4}), In({2, 7, 3})}, {0, 1}),
       // pool
       Case("MaxPool_k3_s2_p1", "MaxPool", {"x"}, {"y", "ws"},
            {{"kernel", int64_t{3}}, {"stride", int64_t{2}}, {"pad", int64_t{1}}},
