@@ -90,6 +90,23 @@ def _batch_matmul(g, op, ins, outs):
     g.node("MatMul", operands, outs[:1], op)
 
 
+def _spectral_norm(g, op, ins, outs):
+    """Inference: W / sigma, sigma = u^T W v / (|u| |v|) with the stored u and v."""
+    w, u, v = ins[:3]
+    rows = g.shape(op["inputs"][0])[0]
+    name = op["name"]
+    shape = g.constant(name + "_rows", np.array([rows, -1], dtype=np.int64))
+    matrix = g.node("Reshape", [w, shape], [g.fresh(name + "_matrix")], op)[0]
+    wv = g.node("MatMul", [matrix, v], [g.fresh(name + "_wv")], op)[0]
+    uwv = g.node("Mul", [u, wv], [g.fresh(name + "_uwv")], op)[0]
+    total = g.node("ReduceSum", [uwv], [g.fresh(name + "_sum")], op, keepdims=0)[0]
+    norms = [g.node("ReduceL2", [x], [g.fresh(f"{name}_norm{i}")], op, keepdims=0)[0]
+             for i, x in enumerate((u, v))]
+    both = g.node("Mul", norms, [g.fresh(name + "_norms")], op)[0]
+    sigma = g.node("Div", [total, both], [g.fresh(name + "_sigma")], op)[0]
+    g.node("Div", [w, sigma], outs[:1], op)
+
+
 def _channel_pad(g, op, ins, outs):
     rank = len(g.shape(op["inputs"][0]))
     before, after = [0] * rank, [0] * rank
@@ -132,6 +149,7 @@ CONVERTERS = {
     "Add": _same_name("Add"),
     "Mul": _same_name("Mul"),  # ONNX's broadcast includes Mul's
     "BatchMatMul": _batch_matmul,
+    "SpectralNorm": _spectral_norm,
     "AddRelu": _add_relu,  # fused by the learner, like SpatialBNRelu
     "Sum": _same_name("Sum"),
     "Concat": _same_name("Concat", axis=lambda a: int(a.get("axis", 1))),

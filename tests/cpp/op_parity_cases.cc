@@ -72,6 +72,11 @@ std::vector<ParityCase> MakeCases() {
            {In({2, 8, 20}), In({2, 8, 20})}, {0, 1}),
       Case("BatchMatMul_trans_a", "BatchMatMul", {"a", "b"}, {"y"}, {{"trans_a", int64_t{1}}},
            {In({2, 7, 4}), In({2, 7, 3})}, {0, 1}),
+      // spectral_norm
+      Case("SpectralNorm_training", "SpectralNorm", {"w", "u", "v"}, {"y", "u", "v"},
+           {{"power_iterations", int64_t{2}}}, {In({24, 20, 1, 1}), In({24}), In({20})}, {0}),
+      Case("SpectralNorm_is_test", "SpectralNorm", {"w", "u", "v"}, {"y"},
+           {{"is_test", int64_t{1}}}, {In({8, 3, 3, 3}), In({8}), In({27})}, {0}),
       // pool
       Case("MaxPool_k3_s2_p1", "MaxPool", {"x"}, {"y", "ws"},
            {{"kernel", int64_t{3}}, {"stride", int64_t{2}}, {"pad", int64_t{1}}},
