@@ -40,11 +40,11 @@ def from_torch(model, state_dict, names=None, strict=True):
             raise KeyError(f"the state_dict has no '{key}' (for {model.builder.name}'s "
                            f"'{blob}'){did_you_mean(key, keys)}")
         value = _array(state_dict[key], key)
-        expected = tuple(model.builder.shapes[blob])
+        expected = torch_names.twin_shape(model.builder, blob)
         if tuple(value.shape) != expected:
             raise ValueError(f"state_dict['{key}'] has shape {tuple(value.shape)}, "
                              f"{model.builder.name}'s '{blob}' is {expected}")
-        arrays[blob] = value
+        arrays[blob] = value.reshape(model.builder.shapes[blob])
     if strict:
         used = set(names.values())
         extra = [k for k in keys if k not in used and k.rsplit(".", 1)[-1] not in IGNORED]
@@ -67,7 +67,8 @@ def to_torch(model, names=None):
     arrays = weights.of_model(model)
     out = collections.OrderedDict()
     for blob, key in names.items():
-        out[key] = torch.from_numpy(np.array(arrays[blob], dtype=np.float32))
+        value = np.array(arrays[blob], dtype=np.float32)
+        out[key] = torch.from_numpy(value.reshape(torch_names.twin_shape(model.builder, blob)))
         if key.endswith(".running_var"):
             out[key[:-len("running_var")] + "num_batches_tracked"] = torch.tensor(0)
     return out

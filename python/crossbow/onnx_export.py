@@ -73,6 +73,40 @@ def _add_relu(g, op, ins, outs):
     g.node("Relu", [total], outs[:1], op)
 
 
+def _mish(g, op, ins, outs):
+    """X tanh(softplus(X)): ONNX has Mish only from opset 18."""
+    softplus = g.node("Softplus", ins[:1], [g.fresh(op["name"] + "_softplus")], op)[0]
+    tanh = g.node("Tanh", [softplus], [g.fresh(op["name"] + "_tanh")], op)[0]
+    g.node("Mul", [ins[0], tanh], outs[:1], op)
+
+
+def _batch_matmul(g, op, ins, outs):
+    """MatMul of each operand transposed (its last two axes) where the operator says so."""
+    operands = []
+    for x, flag in zip(ins[:2], ("trans_a", "trans_b")):
+        if int(op["args"].get(flag, 0)):
+            x = g.node("Transpose", [x], [g.fresh(f"{op['name']}_{flag}")], op, perm=[0, 2, 1])[0]
+        operands.append(x)
+    g.node("MatMul", operands, outs[:1], op)
+
+
+def _spectral_norm(g, op, ins, outs):
+    """Inference: W / sigma, sigma = u^T W v / (|u| |v|) with the stored u and v."""
+    w, u, v = ins[:3]
+    rows = g.shape(op["inputs"][0])[0]
+    name = op["name"]
+    shape = g.constant(name + "_rows", np.array([rows, -1], dtype=np.int64))
+    matrix = g.node("Reshape", [w, shape], [g.fresh(name + "_matrix")], op)[0]
+    wv = g.node("MatMul", [matrix, v], [g.fresh(name + "_wv")], op)[0]
+    uwv = g.node("Mul", [u, wv], [g.fresh(name + "_uwv")], op)[0]
+    total = g.node("ReduceSum", [uwv], [g.fresh(name + "_sum")], op, keepdims=0)[0]
+    norms = [g.node("ReduceL2", [x], [g.fresh(f"{name}_norm{i}")], op, keepdims=0)[0]
+             for i, x in enumerate((u, v))]
+    both = g.node("Mul", norms, [g.fresh(name + "_norms")], op)[0]
+    sigma = g.node("Div", [total, both], [g.fresh(name + "_sigma")], op)[0]
+    g.node("Div", [w, sigma], outs[:1], op)
+
+
 def _channel_pad(g, op, ins, outs):
     rank = len(g.shape(op["inputs"][0]))
     before, after = [0] * rank, [0] * rank
@@ -104,6 +138,8 @@ CONVERTERS = {
     "Conv": _conv,
     "FC": _fc,
     "Relu": _same_name("Relu"),
+    "Mish": _mish,
+    "Sigmoid": _same_name("Sigmoid"),
     "MaxPool": _max_pool,
     "AveragePool": _avg_pool,
     "BlurPool": _blur_pool,
@@ -111,6 +147,9 @@ CONVERTERS = {
     "SpatialBN": _spatial_bn,
     "SpatialBNRelu": _spatial_bn_relu,  # what the learner fuses; a net may also name it
     "Add": _same_name("Add"),
+    "Mul": _same_name("Mul"),  # ONNX's broadcast includes Mul's
+    "BatchMatMul": _batch_matmul,
+    "SpectralNorm": _spectral_norm,
     "AddRelu": _add_relu,  # fused by the learner, like SpatialBNRelu
     "Sum": _same_name("Sum"),
     "Concat": _same_name("Concat", axis=lambda a: int(a.get("axis", 1))),

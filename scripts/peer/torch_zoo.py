@@ -1,8 +1,10 @@
 """Each zoo net's PyTorch twin, for the benchmarks' peers (bench_step.py, bench_train.py): the
 CIFAR ResNets of torch_resnet.py, torchvision's ImageNet ResNets (Crossbow's resnet18, resnet34
 and resnet50 v1.5 are those nets: the same parameter count, tests/python/test_nets.py), and the
-VGG-16, LeNet and ResNet-D twins of torch_twins.py. Importing this needs no torch; twin() does.
+VGG-16, LeNet and ResNet-D twins of torch_twins.py, and fastai's own xresnets for the xresnet
+family (fastai in the peer's venv). Importing this needs no torch; twin() does.
 """
+from crossbow.nets import FASTAI
 
 
 def _cifar(depth):
@@ -26,11 +28,23 @@ def _twins(name):
     return make
 
 
+def _fastai(name):
+    def make(classes):
+        from fastai.layers import Mish
+        from fastai.vision.models import xresnet
+        from crossbow.nets.xresnet import parse
+        base, act, sa = parse(name)
+        return getattr(xresnet, base)(n_out=classes, sa=sa,
+                                      act_cls=Mish if act == "mish" else xresnet.nn.ReLU)
+    return make
+
+
 RESNET_D = ("resnet18d", "resnet50d", "resnet18d_maxblur", "resnet50d_maxblur")
-IMAGENET = ("resnet18", "resnet34", "resnet50") + RESNET_D
+IMAGENET = ("resnet18", "resnet34", "resnet50") + RESNET_D + FASTAI
 TWINS = {**{f"resnet{d}": _cifar(d) for d in (20, 32, 56, 110)},
          **{n: _torchvision(n) for n in IMAGENET[:3]},
-         **{n: _twins(n) for n in ("vgg16", "lenet") + RESNET_D}}
+         **{n: _twins(n) for n in ("vgg16", "lenet") + RESNET_D},
+         **{n: _fastai(n) for n in FASTAI}}
 
 
 def check(net):

@@ -57,6 +57,26 @@ std::vector<ParityCase> MakeCases() {
       // relu
       Case("Relu", "Relu", {"x"}, {"y"}, none, {In({4, 3, 5, 5})}, {0}),
       Case("Relu_in_place", "Relu", {"x"}, {"x"}, none, {In({6, 7})}, {0}),
+      // eltwise
+      Case("Mish", "Mish", {"x"}, {"y"}, none, {In({4, 3, 5, 5}, -6.f, 6.f)}, {0}),
+      Case("Sigmoid", "Sigmoid", {"x"}, {"y"}, none, {In({4, 3, 5, 5}, -6.f, 6.f)}, {0}),
+      Case("Sigmoid_in_place", "Sigmoid", {"x"}, {"x"}, none, {In({6, 7})}, {0}),
+      // mul
+      Case("Mul_channel_scale", "Mul", {"a", "b"}, {"y"}, none,
+           {In({2, 5, 4, 3}), In({2, 5, 1, 1})}, {0, 1}),
+      Case("Mul_scalar", "Mul", {"a", "g"}, {"y"}, none, {In({2, 3, 40}), In({1})}, {0, 1}),
+      // batch_matmul (cuBLAS; TF32 off)
+      Case("BatchMatMul", "BatchMatMul", {"a", "b"}, {"y"}, none, {In({3, 4, 6}), In({3, 6, 5})},
+           {0, 1}),
+      Case("BatchMatMul_trans_b", "BatchMatMul", {"a", "b"}, {"y"}, {{"trans_b", int64_t{1}}},
+           {In({2, 8, 20}), In({2, 8, 20})}, {0, 1}),
+      Case("BatchMatMul_trans_a", "BatchMatMul", {"a", "b"}, {"y"}, {{"trans_a", int64_t{1}}},
+           {In({2, 7, 4}), In({2, 7, 3})}, {0, 1}),
+      // spectral_norm
+      Case("SpectralNorm_training", "SpectralNorm", {"w", "u", "v"}, {"y", "u", "v"},
+           {{"power_iterations", int64_t{2}}}, {In({24, 20, 1, 1}), In({24}), In({20})}, {0}),
+      Case("SpectralNorm_is_test", "SpectralNorm", {"w", "u", "v"}, {"y"},
+           {{"is_test", int64_t{1}}}, {In({8, 3, 3, 3}), In({8}), In({27})}, {0}),
       // pool
       Case("MaxPool_k3_s2_p1", "MaxPool", {"x"}, {"y", "ws"},
            {{"kernel", int64_t{3}}, {"stride", int64_t{2}}, {"pad", int64_t{1}}},

@@ -4,7 +4,7 @@
 // add it and infer its shapes, and for autodiff to differentiate it. It is built apart, as
 // libcrossbow_example_op.so, which tests/python/test_added_operator.py loads as a plugin, so
 // that the test binaries' operator registry stays as it is. It runs on the CPU; a GPU kernel
-// is registered beside it with REGISTER_CUDA_OPERATOR (operators/relu_op_cuda.{h,cc} and .cu).
+// is registered beside it with REGISTER_CUDA_OPERATOR (operators/eltwise_op_cuda.{h,cc} and .cu).
 #include "crossbow/core/operator.h"
 #include "operators/reorder_cache.h"
 

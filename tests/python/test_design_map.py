@@ -48,9 +48,10 @@ def test_every_linked_note_exists():
 
 
 @pytest.mark.parametrize("row, problem", [
-    ("| x | `operators/relu_op.cc` | `ReluOp::Gone` |", "operators/relu_op.cc: no ReluOp::Gone"),
-    ("| x | `operators/gone_op.cc` | `ReluOp::Run` |", "operators/gone_op.cc: no such file"),
-    ("| x | `operators/relu_op.cc` | `ReluOp`, `elu` |", "operators/relu_op.cc: no elu"),
+    ("| x | `operators/eltwise_op.cc` | `EltwiseOp::Gone` |",
+     "operators/eltwise_op.cc: no EltwiseOp::Gone"),
+    ("| x | `operators/gone_op.cc` | `EltwiseOp` |", "operators/gone_op.cc: no such file"),
+    ("| x | `operators/eltwise_op.cc` | `EltwiseOp`, `elu` |", "operators/eltwise_op.cc: no elu"),
 ])
 def test_a_broken_row_is_reported(row, problem):
     assert missing(row, ROOT) == [problem]

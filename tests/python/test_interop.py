@@ -129,8 +129,10 @@ def _assert_agree(gaps, what):
         assert spread > 1e-3, f"{what} {way}: the output hardly depends on the input"
 
 
+# fastai's nets have fastai itself as the twin: tests/python/test_xresnet_fastai.py, in the
+# peer's venv, takes them both ways
 @needs_torch
-@pytest.mark.parametrize("net", crossbow.nets.NAMES)
+@pytest.mark.parametrize("net", [n for n in crossbow.nets.NAMES if n not in crossbow.nets.FASTAI])
 def test_from_torch_then_to_torch_agree_with_the_twin(net):
     _assert_agree(_run_with_torch(f"round_trip({net!r})"), net)
 

@@ -66,7 +66,7 @@ def test_no_include_crosses_a_layer_the_wrong_way():
     [
         ("crossbow/engine/engine.cc", "crossbow/train/trainer_options.h", "train"),
         ("data/loader.cc", "crossbow/engine/engine.h", "engine"),
-        ("operators/relu_op.cc", "crossbow/engine/learner.h", "engine"),
+        ("operators/eltwise_op.cc", "crossbow/engine/learner.h", "engine"),
         ("crossbow/core/tensor.h", "operators/conv_op.h", "operators"),
     ],
 )

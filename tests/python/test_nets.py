@@ -22,6 +22,14 @@ PARAMS = {  # 10 classes (ImageNet ResNets: 1000), BN scale+bias counted, runnin
     # MaxBlurPool's blur is fixed: no parameter added
     "resnet18d_maxblur": 11_708_744,
     "resnet50d_maxblur": 25_576_264,
+    # fastai's own counts (fastai.vision.models.xresnet, n_out=1000): ResNet-D's, and ResNeXt
+    # 32x4d with SE; self-attention adds C^2 + 1 (64 and 256 channels)
+    "xresnet18": 11_708_744,
+    "xresnet34": 21_816_904,
+    "xresnet50": 25_576_264,
+    "xse_resnext50": 27_579_128,
+    "xresnet18_mish_sa": 11_712_841,
+    "xse_resnext50_mish_sa": 27_644_665,
 }
 
 
