@@ -230,7 +230,7 @@ RECIPES = {r.name: r for r in (
     # The Imagenette leaderboard's recipe: xse_resnext50 (Mish, one self-attention layer),
     # ranger, fit_flat_cos(lr 8e-3, wd 1e-2), label smoothing 0.1; its 128-px 5-epoch record,
     # 87.43%, is its Resize(128), batch-32 form on imagenette2-320.
-    _fastai_recipe("fastai-record", "xse_resnext50", 8e-3, "flat_cos", 0.8743,
+    _fastai_recipe("fastai-record", "xse_resnext50_mish_sa", 8e-3, "flat_cos", 0.8743,
                    "fastai's Imagenette leaderboard recipe (xse_resnext50, Mish, sa=1, "
                    "ranger, flat-cos), 128 px, 5 epochs", label_smoothing=0.1, **FASTAI_RANGER),
     # He et al. 2019 (Bag of Tricks), Table 6: ResNet-50-D with cosine decay, label smoothing
