@@ -194,7 +194,8 @@ def run_pytorch(args, name, epochs, mode, recipe, folder, checkpoint):
     about, lines = peer.run(args, [os.path.join(PEER_SCRIPTS, "torch_tta.py")], spec,
                             {"peer": "statistical", "run": f"{name}/{mode}", "budget": epochs},
                             echo=True)
-    return dict(learners=None, compile_s=about.get("compile_s"),
+    return dict(learners=None, compile_s=about.get("compile_s"), workers=about["workers"],
+                augment=about["augment"],
                 curve=[{k: line[k] for k in ("epoch", "time", "accuracy", "images")}
                        for line in lines if "accuracy" in line])
 

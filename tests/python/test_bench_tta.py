@@ -374,7 +374,8 @@ def test_the_peers_interrupted_run_ends_where_an_uninterrupted_one_does(tmp_path
 
     def train(epochs, checkpoint):
         spec = dict(folder=SAMPLE, work=str(tmp_path), batch=128, epochs=epochs, target=0.99,
-                    threads=2, workers=0, peer_mode="eager", precision="fp32", seed=0,
+                    threads=2, workers=0, augment="sample", peer_mode="eager",
+                    precision="fp32", seed=0,
                     options=options, checkpoint=str(tmp_path / checkpoint))
         r = subprocess.run([python, script("torch_tta.py"), json.dumps(spec)],
                            capture_output=True, text=True, timeout=600, env=peer.env())
