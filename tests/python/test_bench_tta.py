@@ -244,18 +244,41 @@ def peer_with_torch():
     return python
 
 
-def test_dry_run_of_the_peer_when_it_has_torch(tmp_path):
+def timed_lines(command):
+    """(stdout lines, stderr, exit status, the test's own clock when each line came)."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines, clock = [], []
+    for line in proc.stdout:
+        lines.append(line)
+        clock.append(time.monotonic())
+    err = proc.communicate(timeout=900)[1]
+    return lines, err, proc.returncode, clock
+
+
+@pytest.mark.parametrize("loader", [(), ("--peer-workers", "0", "--peer-augment", "batch")],
+                         ids=["default", "batch-in-process"])
+def test_dry_run_of_the_peer_when_it_has_torch(tmp_path, loader):
     """One short peer run (batch 512: three steps an epoch on the sample) through the whole
-    pipeline."""
+    pipeline, with the peer's default loader (--workers 2, per image) and with whole batches
+    augmented in the training process. Its training time is checked against this test's clock:
+    at most the time between the peer's first line (its data loaded) and its evaluation's, and
+    at least half of it (the rest builds the net and scores 500 test images, a ninth of the
+    training's work)."""
     peer_with_torch()
-    r = bench(tmp_path, "--recipes", "onecycle-b512", "--epochs", "1", "--threads", "2")
-    assert r.returncode == 0, r.stderr[-3000:]
+    lines, err, status, clock = timed_lines(bench_command(
+        tmp_path, "--recipes", "onecycle-b512", "--epochs", "1", "--threads", "2", *loader))
+    assert status == 0, err[-3000:]
     runs, table, _ = outputs(tmp_path)
     assert [(x["run"], x["side"]) for x in runs] == [("onecycle-b512/eager", "pytorch")]
+    assert (runs[0]["workers"], runs[0]["augment"]) == ((0, "batch") if loader else (2, "sample"))
     # drop_last: three batches of 512 from 2,000 images.
+    point = runs[0]["curve"][0]
     assert runs[0]["curve"] == [pytest.approx(
-        {"epoch": 1536 / 2000, "time": runs[0]["curve"][0]["time"],
-         "accuracy": runs[0]["curve"][0]["accuracy"], "images": 1536})]
+        {"epoch": 1536 / 2000, "time": point["time"], "accuracy": point["accuracy"],
+         "images": 1536})]
+    started = next(c for line, c in zip(lines, clock) if '"threads"' in line)
+    evaluated = next(c for line, c in zip(lines, clock) if '"accuracy"' in line)
+    assert 0.5 * (evaluated - started) <= point["time"] <= evaluated - started
     assert "| pytorch | onecycle-b512/eager, 1 ep | 512, one process |" in table
 
 

@@ -4,16 +4,10 @@ peer's Python: the whole-batch crop and mirror against the same window cut image
 one epoch of each configuration on the bundled sample, every output image a crop (mirrored or
 not) of the image its index names, each image once, the crops and mirrors varied."""
 import json
-import os
 import subprocess
 
-import pytest
-
-from conftest import ROOT
-
-import peer  # noqa: E402
-
-SAMPLE = os.path.join(ROOT, "data", "samples", "cifar10")
+import peer
+from test_bench_tta import SAMPLE, peer_with_torch
 
 _CHECK = r"""
 import json, sys
@@ -66,12 +60,7 @@ print(json.dumps(out))
 
 
 def test_each_loader_configuration_crops_and_mirrors_every_image_once(tmp_path):
-    python = peer.default_python()
-    if not os.access(python, os.X_OK) or subprocess.run(
-            [python, "-c", "import torch, torchvision"], capture_output=True).returncode:
-        pytest.skip(f"no peer Python with torch at {python} (scripts/peer/setup_peer.sh)")
-    if not os.path.isdir(SAMPLE):
-        pytest.skip(f"no bundled sample at {SAMPLE}")
+    python = peer_with_torch()
     r = subprocess.run([python, "-c", _CHECK, SAMPLE, str(tmp_path)], capture_output=True,
                        text=True, timeout=600, env=peer.env())
     assert r.returncode == 0, r.stderr[-3000:]
