@@ -1,5 +1,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -59,8 +60,15 @@ std::shared_ptr<MDB_env> OpenEnv(const std::string& path, const std::string& id,
   return env;
 }
 
+// The bytes LMDB's map spans: its map size, which the writer chose (Python's lmdb takes any
+// map_size and LMDB stores it as given), rounded up to whole pages as mmap maps it.
+size_t MapBytes(const MDB_envinfo& info) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (info.me_mapsize + page - 1) / page * page;
+}
+
 // Where LMDB mapped the data file: mdb_env_info tells only with MDB_FIXEDMAP, so it is the
-// mapping of the file's inode from offset 0 with the map's size in /proc/self/maps; null where
+// mapping of the file's inode from offset 0 spanning `size` bytes in /proc/self/maps; null where
 // there is none.
 void* MapAddress(const SharedDb& db, size_t size) {
   std::ifstream maps("/proc/self/maps");
@@ -79,8 +87,9 @@ void* MapAddress(const SharedDb& db, size_t size) {
 bool Advise(const SharedDb& db, int advice) {
   MDB_envinfo info;
   Check(mdb_env_info(db.env.get(), &info), "env_info", db.path);
-  void* map = MapAddress(db, info.me_mapsize);
-  return map && madvise(map, info.me_mapsize, advice) == 0;
+  const size_t bytes = MapBytes(info);
+  void* map = MapAddress(db, bytes);
+  return map && madvise(map, bytes, advice) == 0;
 }
 
 // Throws when the data file is shorter than the pages LMDB has written.

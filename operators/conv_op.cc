@@ -54,8 +54,8 @@ bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const 
 }
 
 bool PrefersMatmul(const ConvParams& p, const Shape& y, bool bias, Precision precision,
-                   ConvPass pass) {
-  if (p.dilation != 1 || p.group != 1 || bias || precision != Precision::kBF16 || !CpuHasAmx())
+                   ConvPass pass, bool amx) {
+  if (p.dilation != 1 || p.group != 1 || bias || precision != Precision::kBF16 || !amx)
     return false;
   const bool pointwise = p.kernel == 1 && p.pad == 0;
   const int64_t plane = y[2] * y[3];
@@ -156,7 +156,7 @@ struct ConvDescs {
 }  // namespace
 
 ConvOp::ConvOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
-    : Operator(def, ws, context), params_(def) {}
+    : Operator(def, ws, context), params_(def), amx_(CpuHasAmx()) {}
 
 void ConvOp::Build(const memory::desc& x_md) {
   const Tensor& x = Input(0);
@@ -164,7 +164,8 @@ void ConvOp::Build(const memory::desc& x_md) {
   const Tensor* b = Bias();
   y_shape_ = ConvOutputShape(def(), params_, x.shape(), w.shape(), b ? &b->shape() : nullptr);
   matmul_.reset();
-  if (PrefersMatmul(params_, y_shape_, b != nullptr, context_->precision(), ConvPass::kForward)) {
+  if (PrefersMatmul(params_, y_shape_, b != nullptr, context_->precision(), ConvPass::kForward,
+                    amx_)) {
     matmul_.emplace();
     matmul_->Build(params_.stride, params_.pad, x.shape(), w.shape(), y_shape_,
                    memory::data_type::bf16, {ConvPass::kForward}, context_);
@@ -196,6 +197,7 @@ void ConvOp::Run() {
 ConvGradientOp::ConvGradientOp(const OperatorDef& def, Workspace* ws, CPUContext* context)
     : Operator(def, ws, context),
       params_(def),
+      amx_(CpuHasAmx()),
       want_weights_(HasOutput(0) || HasOutput(1)),
       want_bias_(HasOutput(1)),
       want_data_(HasOutput(2)) {}
@@ -209,7 +211,7 @@ void ConvGradientOp::Build(const memory::desc& x_md, const memory::desc& dy_md) 
   dy_md_ = dy_md;
   w_shape_ = w.shape();
   const auto matmul = [&](ConvPass pass) {
-    return PrefersMatmul(params_, y_shape, want_bias_, context_->precision(), pass);
+    return PrefersMatmul(params_, y_shape, want_bias_, context_->precision(), pass, amx_);
   };
   matmul_weights_ = want_weights_ && matmul(ConvPass::kBackwardWeights);
   matmul_data_ = want_data_ && matmul(ConvPass::kBackwardData);

@@ -35,8 +35,8 @@ bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const 
                      Precision precision, ConvPass pass);
 
 // Whether a convolution's `pass` runs as matrix products over channels-last rows (MatmulConv)
-// rather than on oneDNN's convolutions: no dilation, groups or bias, bf16, on a CPU with AMX,
-// and
+// rather than on oneDNN's convolutions: no dilation, groups or bias, bf16, on a CPU with AMX
+// (`amx`: the operators pass CpuHasAmx()), and
 //   - a 1x1 convolution without padding: the two gradient passes (the forward stays oneDNN's
 //     brgconv_1x1);
 //   - any other on a plane Y of at most 16 positions (ResNet-18's and ResNet-50's 4x4 layers
@@ -53,7 +53,7 @@ bool PrefersWinograd(const ConvParams& p, const Shape& x, const Shape& w, const 
 // (2.7 ms against the product's 3.1 and the unfolding), and 8x8 planes at stride 1 stay
 // oneDNN's (256 channels: 2.4 against 3.4 ms plus the unfolding).
 bool PrefersMatmul(const ConvParams& p, const Shape& y, bool bias, Precision precision,
-                   ConvPass pass);
+                   ConvPass pass, bool amx);
 
 // Whether ConvGradient computes dW on AMX tiles (AmxConvWeightGradient) rather than with
 // oneDNN's backward-weights convolution: 3x3, stride 1, padding 1, no dilation, groups or bias
@@ -80,12 +80,16 @@ class ConvOp final : public Operator<CPUContext> {
   // Winograd; "matmul:" and its matmul's is MatmulConv): what shows that each path runs where
   // PrefersWinograd and PrefersMatmul ask for it.
   const std::string& implementation() const { return implementation_; }
+  // The CPU's AMX fact that PrefersMatmul gets (CpuHasAmx()). A test sets it before the first
+  // run to take MatmulConv's path on any CPU with bf16, where its products run without AMX.
+  void set_amx(bool amx) { amx_ = amx; }
 
  private:
   void Build(const dnnl::memory::desc& x_md);
   const Tensor* Bias() { return InputSize() == 3 ? &Input(2) : nullptr; }
 
   ConvParams params_;
+  bool amx_;
   std::optional<MatmulConv> matmul_;  // where PrefersMatmul
   dnnl::memory::desc y_md_;           // the layout the primitive picked
   Shape y_shape_;
@@ -103,12 +107,15 @@ class ConvGradientOp final : public Operator<CPUContext> {
   // that does not run; AmxConvWeightGradient::kImplementation for ours).
   const std::string& weights_implementation() const { return weights_implementation_; }
   const std::string& data_implementation() const { return data_implementation_; }
+  // As ConvOp::set_amx.
+  void set_amx(bool amx) { amx_ = amx; }
 
  private:
   void Build(const dnnl::memory::desc& x_md, const dnnl::memory::desc& dy_md);
   void BackwardData(const Tensor& w, const dnnl::memory& dy);
 
   ConvParams params_;
+  bool amx_;
   bool want_weights_, want_bias_, want_data_;
   bool share_dy_ = false;  // both passes take dY in the same layout: reorder it once
   dnnl::memory::desc x_md_, dy_md_, dx_md_, w_plain_md_;

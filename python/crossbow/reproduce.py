@@ -73,7 +73,9 @@ def evaluations(metrics_path):
 
 
 def result_row(settings, metrics_path):
-    """One row for docs/reproduction.md from a run's reproduce.json settings and metrics."""
+    """One row for docs/reproduction.md from a run's reproduce.json settings and metrics; `lr`
+    is one learner's rate, which lr_learner_scaling multiplies by the learners' factor."""
+    from crossbow import trainer
     recipe = recipes.get(settings["recipe"])
     o = settings["options"]
     evals = evaluations(metrics_path)
@@ -90,6 +92,8 @@ def result_row(settings, metrics_path):
         "final_top1": last.get("accuracy"),
         "published_top1": recipe.published_top1 or None, "source": recipe.source,
         "overrides": settings.get("overrides", {}),
+        "lr": o["lr"], "lr_learner_scaling": o.get(
+            "lr_learner_scaling", trainer.option_table()["lr_learner_scaling"].default),
         "training_minutes": round(last.get("time", 0.0) / 60, 1),
         "images_per_s": round(last["epoch"] * settings["train_images"] / last["time"], 1)
         if last.get("time") else None,

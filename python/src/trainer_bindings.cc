@@ -7,7 +7,9 @@
 #include <memory>
 
 #include "crossbow/comm/process_group.h"
+#include "crossbow/engine/sync/synchroniser.h"
 #include "crossbow/train/checkpoint.h"
+#include "crossbow/train/lr_policy.h"
 #include "crossbow/train/make_source.h"
 #include "crossbow/train/trainer_config.h"
 #include "crossbow/train/trainer_options.h"
@@ -54,6 +56,16 @@ void BindTrainer(py::module_& m) {
         py::arg("at_least"), py::arg("default"),
         "tests only: one more engine option (a float), before anything reads the table "
         "(crossbow/train/trainer_options.h)");
+  m.def(
+      "learner_scale",
+      [](const std::string& scaling, int learners, const std::string& sync) {
+        EngineOptions options;
+        options.sync = sync;
+        return LearnerScale(scaling, learners, MakeSynchroniser(options)->LearnersAreTheModel());
+      },
+      py::arg("scaling"), py::arg("learners"), py::arg("sync"),
+      "the factor of each learner's rate that --lr-learner-scaling `scaling` gives `learners` "
+      "learners of `sync`, as the trainer applies it");
   m.def(
       "check_trainer_options",
       [](const std::string& options_json) {

@@ -10,8 +10,11 @@ Workloads (images/s per decode core, medians of --rounds), one per storage choic
   jpeg400-reduced JPEGs re-encoded at max side 400 (--max-side 400), as jpeg-reduced
   raw160-S        raw records at shorter side 160 -> RandomResizedCrop S (S = 128, 160, 192)
   raw128-128      raw records at shorter side 128 -> RandomResizedCrop 128
-and, for the raw-160 DB, the start-up line of --startup-db below (page cache kept warm), and
-with --cold (root: it drops the page cache) the lines of --cold-db below.
+and, for the raw-160 DB and its copies as other writers make them (scripts/datagen/
+foreign_dbs.py: Python's lmdb at a map size that is no whole number of pages, and Caffe's
+convert_imageset, neither with metadata; skipped, saying why, without the lmdb package), the
+start-up line of --startup-db below (page cache kept warm), and with --cold (root: it drops the
+page cache) the lines of --cold-db below.
 
 On DBs made beforehand (scripts/datagen/make_imagenet_scale.py), instead of the above:
   --cold-db DB     from a cold page cache, per read order (random, block): images/s of 128 px
@@ -163,6 +166,25 @@ def prepare(scratch, train, scale, workers):
     return os.path.join(root, "train"), out
 
 
+def foreign_copies(db):
+    """Copies of `db` as other writers make them ({name: path}, made once), or {} where the
+    lmdb package is missing (said on stderr)."""
+    try:
+        import foreign_dbs
+    except ImportError as e:
+        print(f"DBs of other writers skipped: {e}", file=sys.stderr)
+        return {}
+    size = os.path.getsize(os.path.join(db, "data.mdb"))
+    writers = {"python-lmdb": lambda src, dst: foreign_dbs.python_lmdb(src, dst, 2 * size + 4097),
+               "caffe": foreign_dbs.caffe}
+    out = {}
+    for name, write in writers.items():
+        out[name] = f"{db}-{name}"
+        if not os.path.exists(os.path.join(out[name], "data.mdb")):
+            write(db, out[name])
+    return out
+
+
 def crossbow_rate(db, crop, images, batch, workers, **options):
     source = ImageDB(db, batch, preset="imagenet", input_size=crop, workers=workers, **options)
     return bench_data.timed_rate(source.source, images)
@@ -255,7 +277,8 @@ def main(argv):
         theirs = torchvision if name.startswith("jpeg-") and torchvision else None
         cell = "{:.0f} ({:.0f}-{:.0f})".format
         print(f"{name:<16} {cell(*ours):>30} {cell(*theirs) if theirs else '-':>24}")
-    startup_runs(dbs["raw160"], args.batch, cold=False)
+    for db in [dbs["raw160"], *foreign_copies(dbs["raw160"]).values()]:
+        startup_runs(db, args.batch, cold=False)
     if args.cold:
         cold_runs(dbs["raw160"], args.images, args.batch, args.workers, cold=True)
     print(json.dumps(dict(bench="data_imagenet", records=args.train, workers=args.workers,

@@ -30,7 +30,8 @@ Both sides alike:
               by --workers loader workers: Crossbow reads a raw-pixel LMDB (made once with
               `crossbow convert imageset --by_folder` from the data folder's JPEGs) with
               that many decode threads; the peer holds the same images, decoded once, in memory
-              and augments them in a DataLoader with num_workers=--workers. ImageNet nets:
+              and augments them in a DataLoader with num_workers=--peer-workers (default
+              --workers), per image or (--peer-augment batch) per whole batch. ImageNet nets:
               Crossbow decodes the JPEGs of an encoded LMDB, the peer the same JPEG files, in
               as many workers, each with the `imagenet` preset's random-resized crop.
   precision   --precision fp32 (default) or bf16: Crossbow's --precision, and the peer's
@@ -85,7 +86,8 @@ if spec["imagenet"]:
     loader = train_loader(spec["folder"], spec["shape"][-1], spec["batch"], spec["workers"])
 else:
     from torch_cifar import train_loader
-    loader = train_loader(spec["folder"], spec["work"], spec["batch"], spec["workers"])
+    loader = train_loader(spec["folder"], spec["work"], spec["batch"], spec["workers"],
+                          spec["augment"])
 model = twin(spec["net"], spec["classes"])
 print(json.dumps({"threads": torch.get_num_threads(), "workers": spec["workers"],
                   "params": param_count(model)}), flush=True)
@@ -361,6 +363,7 @@ def main():
     ap.add_argument("--sweep-seconds", type=float, default=45,
                     help="compare: seconds of each run of the sweep over H")
     ap.add_argument("--workers", type=int, default=2, help="loader workers, both sides")
+    peer.add_loader_arguments(ap)
     ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
                     help="hardware, statistical: both sides (Crossbow's --precision; the peer's "
                          "bf16 is torch.autocast around forward and loss); bf16 needs a CPU "
@@ -395,6 +398,9 @@ def main():
         net = hardware_net(args)
     except ValueError as e:
         ap.error(str(e))
+    if net["imagenet"] and args.peer_augment != "sample":
+        ap.error(f"--peer-augment {args.peer_augment} is for the CIFAR nets; {args.net}'s peer "
+                 "augments each image (scripts/peer/torch_imagenette.py)")
     os.makedirs(args.work, exist_ok=True)
     info = peer.describe(args.peer_python)
     args.modes, notes = peer.modes(info, args.modes or peer.MODES)

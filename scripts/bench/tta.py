@@ -133,9 +133,10 @@ def chosen_learners(result):
 
 
 def searched_learners(args, name, recipe, dbs):
-    """{learners, search} of a recipe with auto-tuned learners: the autotuner's search in a run
-    of its own (crossbow train --autotune-only), once a sweep, kept in $WORK/tta_learners.json
-    for every budget of the recipe and for --resume. Every run of the recipe then trains the
+    """{learners, search, search_s} of a recipe with auto-tuned learners: the autotuner's search
+    in a run of its own (crossbow train --autotune-only), once a sweep, kept in
+    $WORK/tta_learners.json for every budget of the recipe and for --resume; search_s is its
+    training time (the trials), which each run of the recipe counts in its time to a target. Every run of the recipe then trains the
     same count, and so the same rate (SMA's sqrt(N) scaling): a search per run let one run's
     noise change both (2 learners in one run, 3 in the next, an epoch apart to 80%). Recipes
     that differ in their schedules alone (sma-b16, sma-b16-cos) share one search."""
@@ -161,7 +162,7 @@ def searched_learners(args, name, recipe, dbs):
                                       progress=False, autotune_only=True,
                                       **search_options).fit()
             found[name] = dict(learners=chosen_learners(result), search=result["autotune"],
-                               options=search_options)
+                               search_s=result["elapsed_s"], options=search_options)
         with open(path, "w") as f:
             json.dump(found, f, indent=1)
         print(json.dumps({"tta_search": name, **found[name]}), flush=True)
@@ -183,7 +184,7 @@ def run_crossbow(args, name, epochs, recipe, dbs, train_images, checkpoints):
                               precision=args.precision, progress=not args.dry_run,
                               **options).fit()
     return dict(learners=result["learners_per_device"], stop=result["stop_reason"],
-                autotune=search and search["search"],
+                autotune=search and search["search"], search_s=search and search.get("search_s"),
                 curve=crossbow_curve(read_metrics(metrics), train_images))
 
 
@@ -194,7 +195,8 @@ def run_pytorch(args, name, epochs, mode, recipe, folder, checkpoint):
     about, lines = peer.run(args, [os.path.join(PEER_SCRIPTS, "torch_tta.py")], spec,
                             {"peer": "statistical", "run": f"{name}/{mode}", "budget": epochs},
                             echo=True)
-    return dict(learners=None, compile_s=about.get("compile_s"),
+    return dict(learners=None, compile_s=about.get("compile_s"), workers=about["workers"],
+                augment=about["augment"],
                 curve=[{k: line[k] for k in ("epoch", "time", "accuracy", "images")}
                        for line in lines if "accuracy" in line])
 
@@ -273,7 +275,8 @@ def report(args, runs):
         f.write(table)
     budgets = ", ".join(str(e) for e in sorted({r["epochs_budget"] for r in runs}))
     print(f"ResNet-20, CIFAR-10, {args.precision}, budgets of {budgets} epochs; times are "
-          "training time (evaluation and torch.compile's compilation excluded)")
+          "training time (evaluation and torch.compile's compilation excluded), Crossbow's "
+          "with the learner search's seconds where the autotuner chose its learners")
     print(table)
     for t in args.targets:
         print(json.dumps({"bench": "train_tta", "precision": args.precision,

@@ -6,7 +6,10 @@ learners (None where one process, the peer), about (the recipe in words) and cur
 per evaluation, {"epoch", "time", "accuracy", "images"}, where time is training time
 (evaluation and compilation excluded) and epoch is images / training images, so that on both
 sides time = epochs x training images / (images / s): a target's time splits exactly into
-statistical efficiency (epochs) and hardware efficiency (images/s).
+statistical efficiency (epochs) and hardware efficiency (images/s). A Crossbow run whose
+learners the autotuner chose holds search_s, the seconds of that search (a run of its own
+before training): its time to a target is the training time plus search_s, since a user who
+asks for auto-tuned learners waits for both.
 """
 import json
 
@@ -30,11 +33,14 @@ def rate(point):
 
 
 def at_target(run, target):
-    """{"epochs", "time", "images_per_s"} of the run's first point at `target`; None if never."""
+    """{"epochs", "time", "images_per_s", "search_s"} of the run's first point at `target`, time
+    counting the learner search's search_s (0 where none ran); None if never."""
     point = first_reaching(run["curve"], target)
     if point is None:
         return None
-    return {"epochs": point["epoch"], "time": point["time"], "images_per_s": rate(point)}
+    search = run.get("search_s") or 0.0
+    return {"epochs": point["epoch"], "time": point["time"] + search,
+            "images_per_s": rate(point), "search_s": search}
 
 
 def best_accuracy(run):
@@ -49,9 +55,10 @@ def fastest(runs, side, target):
 
 
 def verdict(runs, target):
-    """Crossbow's fastest run against PyTorch's at `target`: time_ratio (Crossbow's time over
-    PyTorch's; the target is 0.5x), epochs_ratio and speed_ratio (Crossbow's over PyTorch's,
-    so that time_ratio = epochs_ratio / speed_ratio), slower_than (the PyTorch runs that
+    """Crossbow's fastest run against PyTorch's at `target`: time_ratio (Crossbow's time, its
+    learner search included, over PyTorch's; the target is 0.5x), epochs_ratio and speed_ratio
+    (Crossbow's over PyTorch's, so that without a search time_ratio = epochs_ratio /
+    speed_ratio), slower_than (the PyTorch runs that
     reached it sooner than Crossbow's fastest); where a side never reached it, its best
     accuracy and how many points it was short."""
     out = {"target": target}
@@ -73,8 +80,13 @@ def verdict(runs, target):
     return out
 
 
+def _search(found):
+    return f" ({found['search_s']:.0f} s of it the learner search)" if found["search_s"] else ""
+
+
 def _cell(found):
-    return "not reached" if found is None else f"{found['epochs']:.2f} ep, {found['time']:.0f} s"
+    return "not reached" if found is None else \
+        f"{found['epochs']:.2f} ep, {found['time']:.0f} s{_search(found)}"
 
 
 def _side(v):
@@ -82,7 +94,8 @@ def _side(v):
         return "not run"
     if not v["reached"]:
         return f"not reached (best {100 * v['best_accuracy']:.2f}%, {v['short_points']:.2f} short)"
-    return f"{v['run']}: {v['epochs']:.2f} ep, {v['time']:.0f} s, {v['images_per_s']:.0f} img/s"
+    return f"{v['run']}: {v['epochs']:.2f} ep, {v['time']:.0f} s{_search(v)}, " \
+        f"{v['images_per_s']:.0f} img/s"
 
 
 def table(runs, targets):

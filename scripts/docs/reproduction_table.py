@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 
-from crossbow import reproduce
+from crossbow import _native, reproduce
 from crossbow.plot import plot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -42,14 +42,32 @@ def _percent(x):
     return f"{x * 100:.2f}%" if x is not None else "-"
 
 
+def rate_per_learner(row):
+    """Each learner's peak rate as the row states it: one learner's rate times the factor of
+    its lr_learner_scaling for the learners it ran; None where the run chose none."""
+    if not row.get("learners_chosen"):
+        return None
+    return row["lr"] * _native.load().learner_scale(row["lr_learner_scaling"],
+                                                    row["learners_chosen"], row["sync"])
+
+
+def _rate(row):
+    rate = rate_per_learner(row)
+    if rate is None:
+        return "-"
+    scale = rate / row["lr"]
+    return f"{row['lr']:g}" if scale == 1 else f"{row['lr']:g} x {scale:.3g} = {rate:.3g}"
+
+
 def table():
     rows = []
     for path in sorted(glob.glob(os.path.join(DOCS, "*.result.json"))):
         with open(path) as f:
             rows.append(json.load(f))
-    lines = ["| run | recipe, overrides | sync, batch x learners | epochs (published) | best top-1 | "
-             "final top-1 | published top-1 | minutes | images/s | machine |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| run | recipe, overrides | sync, batch x learners | rate per learner | "
+             "epochs (published) | best top-1 | final top-1 | published top-1 | minutes | "
+             "images/s | machine |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         done = (f"{r['epochs_done']:g} of {r['epochs']}" if not r["complete"]
                 else f"{r['epochs']}") + f" ({r['published_epochs']:g})"
@@ -60,7 +78,7 @@ def table():
         lines.append(
             f"| [{r['name']}](reproduction/{r['name']}.png) | {r['recipe']} ({r['variant']})"
             f"{''.join(f', {k} {v}' for k, v in sorted(r['overrides'].items()))} | {r['sync']}, "
-            f"{r['batch_size']} x {learners} | {done} | {_percent(r['best_top1'])} | "
+            f"{r['batch_size']} x {learners} | {_rate(r)} | {done} | {_percent(r['best_top1'])} | "
             f"{_percent(r['final_top1'])} | {_percent(r['published_top1'])} | "
             f"{r['training_minutes']:g} | {r['images_per_s']:g} | {r['cpu']}"
             f"{', ' + r['gpu'] if r.get('gpu') else ''}, {r['commit']} |")

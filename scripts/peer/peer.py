@@ -100,14 +100,26 @@ def ratios(ours, peer_rates):
     return out
 
 
+def add_loader_arguments(parser):
+    """The peer's CIFAR-10 loader (scripts/peer/torch_cifar.py), for the benchmarks that run
+    the peer through run()."""
+    parser.add_argument("--peer-workers", type=int, choices=(0, 1, 2, 3, 4),
+                        help="the peer's DataLoader workers (default: --workers); 0 loads in "
+                             "the training process")
+    parser.add_argument("--peer-augment", choices=("sample", "batch"), default="sample",
+                        help="CIFAR-10: the peer's crops and mirrors per image in its Dataset "
+                             "(default), or on each whole uint8 batch tensor at once")
+
+
 def run(args, program, spec, label, echo=False):
     """Runs the peer `program` (["-c", SOURCE] or [PATH]) on `spec`, with the work folder,
-    threads, workers and precision of `args`. Prints the lines that describe the peer (threads,
+    threads, loader (add_loader_arguments) and precision of `args`. Prints the lines that describe the peer (threads,
     workers, compile time) as one, under `label` (where `echo`, every line as it comes), and
     returns them as one dict and the other lines; a failed peer is a RuntimeError with the end
     of its stderr."""
-    spec = dict(spec, work=args.work, threads=args.threads, workers=args.workers,
-                precision=args.precision)
+    workers = args.workers if args.peer_workers is None else args.peer_workers
+    spec = dict(spec, work=args.work, threads=args.threads, workers=workers,
+                augment=args.peer_augment, precision=args.precision)
     lines = []
     with tempfile.TemporaryFile("w+") as err:
         with subprocess.Popen([args.peer_python, *program, json.dumps(spec)], env=env(),

@@ -24,6 +24,9 @@ def pixels(folder, work, split):
     return torch.from_numpy(d["x"]), torch.from_numpy(d["y"])
 
 
+AUGMENTS = ("sample", "batch")  # the training loader's augmentation: per image, or per batch
+
+
 class Augmented(torch.utils.data.Dataset):
     """Pad 4, random 32x32 crop, mirror, normalise: on decoded pixels, as Crossbow's loader."""
     def __init__(self, x, y, train):
@@ -43,6 +46,34 @@ class Augmented(torch.utils.data.Dataset):
         return (img.float() / 255 - MEAN) / STD, self.y[i]
 
 
+def crop_and_mirror(x, rows, cols, mirror):
+    """Pad 4, then image i's 32x32 window at (rows[i], cols[i]) in 0..8, mirrored where
+    mirror[i], of the uint8 batch x [N, C, 32, 32], by one gather; normalised as Augmented."""
+    n = len(x)
+    padded = F.pad(x, (4, 4, 4, 4))
+    r = (rows[:, None] + torch.arange(32))[:, :, None]
+    c = (cols[:, None] + torch.arange(32))[:, None, :]
+    c = torch.where(mirror[:, None, None], c.flip(2), c)
+    out = padded[torch.arange(n)[:, None, None], :, r, c].permute(0, 3, 1, 2)
+    return (out.float() / 255 - MEAN) / STD
+
+
+class AugmentedBatches(torch.utils.data.Dataset):
+    """Augmented's training transform on whole batches: item `indices` (a BatchSampler's list)
+    is those images cropped and mirrored at once on the uint8 tensor, one draw each from
+    torch's generator, with no per-image Python."""
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, indices):
+        n = len(indices)
+        rows, cols = torch.randint(0, 9, (2, n))
+        return crop_and_mirror(self.x[indices], rows, cols, torch.rand(n) < 0.5), self.y[indices]
+
+
 def hits(logits, y):
     """Crossbow's scoring rule (core/top_k.h): a tie or a NaN in the row is a miss."""
     target = logits.gather(1, y[:, None])
@@ -50,11 +81,21 @@ def hits(logits, y):
     return int(((others < 1) & ~torch.isnan(logits).any(1)).sum())
 
 
-def train_loader(folder, work, batch, workers):
-    """Shuffled training batches (the last partial one dropped), `workers` loader processes."""
-    return torch.utils.data.DataLoader(Augmented(*pixels(folder, work, "train"), True), batch,
-                                       shuffle=True, drop_last=True, num_workers=workers,
-                                       persistent_workers=workers > 0)
+def train_loader(folder, work, batch, workers, augment="sample"):
+    """Shuffled training batches (the last partial one dropped), `workers` loader processes
+    (0: in the training process), augmented per image (Augmented) or per batch
+    (AugmentedBatches)."""
+    x, y = pixels(folder, work, "train")
+    if augment not in AUGMENTS:
+        raise ValueError(f"augment must be one of {', '.join(AUGMENTS)}, got {augment!r}")
+    if augment == "sample":
+        return torch.utils.data.DataLoader(Augmented(x, y, True), batch, shuffle=True,
+                                           drop_last=True, num_workers=workers,
+                                           persistent_workers=workers > 0)
+    batches = torch.utils.data.BatchSampler(torch.utils.data.RandomSampler(y), batch,
+                                            drop_last=True)
+    return torch.utils.data.DataLoader(AugmentedBatches(x, y), sampler=batches, batch_size=None,
+                                       num_workers=workers, persistent_workers=workers > 0)
 
 
 def test_accuracy(model, layout, loader, autocast):

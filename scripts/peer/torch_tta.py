@@ -4,9 +4,9 @@ target or the end of the budget. Runs under the peer's Python (needs torch):
 
     python torch_tta.py SPEC_JSON
 
-SPEC_JSON: folder, work, batch, epochs, target, threads, workers, peer_mode, precision, seed,
-options (lr, momentum, nesterov, weight_decay, schedule) and checkpoint (a file path or null).
-Prints JSON lines: the threads and workers it got, compile_s (torch.compile's first step, timed
+SPEC_JSON: folder, work, batch, epochs, target, threads, workers, augment (torch_cifar.AUGMENTS),
+peer_mode, precision, seed, options (lr, momentum, nesterov, weight_decay, schedule) and
+checkpoint (a file path or null). Prints JSON lines: the threads, workers and augment it got, compile_s (torch.compile's first step, timed
 apart and never counted), then one {"epoch", "time", "accuracy", "images", "lr"} per
 evaluation, where time is training time and epoch is images / training images.
 
@@ -38,12 +38,13 @@ def main():
     torch.set_num_threads(spec["threads"])
     torch.manual_seed(spec["seed"])
     np.random.seed(spec["seed"])  # the crops and mirrors without loader workers
-    loader = train_loader(spec["folder"], spec["work"], spec["batch"], spec["workers"])
+    loader = train_loader(spec["folder"], spec["work"], spec["batch"], spec["workers"],
+                          spec["augment"])
     test = torch.utils.data.DataLoader(
         Augmented(*pixels(spec["folder"], spec["work"], "test"), False), 500)
     n = len(loader.dataset)
-    print(json.dumps({"threads": torch.get_num_threads(), "workers": spec["workers"]}),
-          flush=True)
+    print(json.dumps({"threads": torch.get_num_threads(), "workers": spec["workers"],
+                      "augment": spec["augment"]}), flush=True)
     net = cifar_resnet(20)
     opt = torch.optim.SGD(net.parameters(), o["lr"], momentum=o["momentum"],
                           nesterov=o["nesterov"], weight_decay=o["weight_decay"])

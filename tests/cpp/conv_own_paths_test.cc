@@ -12,23 +12,27 @@ namespace {
 
 using dnnl::memory;
 
-bool CasePrefersMatmul(const ConvCase& c, bool bias, Precision precision, ConvPass pass) {
+bool CasePrefersMatmul(const ConvCase& c, bool bias, Precision precision, ConvPass pass, bool amx) {
   const OperatorDef def = ConvDef(c);
   const ConvParams p(def);
   const Shape y = ConvOutputShape(def, p, {c.n, c.c, c.h, c.w},
                                   {c.m, c.c / c.group, c.kernel, c.kernel}, nullptr);
-  return PrefersMatmul(p, y, bias, precision, pass);
+  return PrefersMatmul(p, y, bias, precision, pass, amx);
 }
 
-TEST(Conv, MatmulOnlyWhereItPays) {
-  const auto passes = [](const ConvCase& c, bool bias = false,
-                         Precision precision = Precision::kBF16) {
-    return std::vector<bool>{CasePrefersMatmul(c, bias, precision, ConvPass::kForward),
-                             CasePrefersMatmul(c, bias, precision, ConvPass::kBackwardData),
-                             CasePrefersMatmul(c, bias, precision, ConvPass::kBackwardWeights)};
+// The rule on a CPU with AMX and without, whichever CPU runs the test.
+class MatmulRule : public ::testing::TestWithParam<bool> {};
+
+TEST_P(MatmulRule, MatmulOnlyWhereItPays) {
+  const bool amx = GetParam();
+  const auto passes = [amx](const ConvCase& c, bool bias = false,
+                            Precision precision = Precision::kBF16) {
+    return std::vector<bool>{
+        CasePrefersMatmul(c, bias, precision, ConvPass::kForward, amx),
+        CasePrefersMatmul(c, bias, precision, ConvPass::kBackwardData, amx),
+        CasePrefersMatmul(c, bias, precision, ConvPass::kBackwardWeights, amx)};
   };
-  // Forward, data gradient, weight gradient.
-  const bool amx = CpuHasAmx();
+  // Forward, data gradient, weight gradient; without AMX never.
   const std::vector<bool> none = {false, false, false}, gradients = {false, amx, amx},
                           forward_and_data = {amx, amx, false};
   // 1x1 without padding: the gradients, at any stride and plane.
@@ -60,10 +64,14 @@ TEST(Conv, MatmulOnlyWhereItPays) {
   for (const ConvCase& c : {dilated, grouped, padded}) EXPECT_EQ(passes(c), none);
 }
 
+INSTANTIATE_TEST_SUITE_P(Conv, MatmulRule, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Amx" : "NoAmx"; });
+
 // The matrix products give the convolution and its gradients, with X and dY in any layout and
 // Y and dX in nhwc: against the convolution path in fp32 (on every CPU) and, where the CPU has
 // bf16, in bf16, where both read the same bfloat16 values and differ only in summation order.
-// Then Conv and ConvGradient in bf16 run them exactly where PrefersMatmul says.
+// Then Conv and ConvGradient in bf16, told the CPU has AMX (so on any CPU with bf16), run them
+// exactly where PrefersMatmul says, and their outputs are the convolution's.
 TEST(Conv, MatmulEqualsTheConvolutions) {
   std::vector<Precision> precisions = {Precision::kFP32};
   if (CpuHasBf16()) precisions.push_back(Precision::kBF16);
@@ -135,10 +143,28 @@ TEST(Conv, MatmulEqualsTheConvolutions) {
                   memory::desc(dnnl_utils::Dims(h.ShapeOf("X")), type, memory::format_tag::acdb));
       }
       if (precision != Precision::kBF16) continue;
-      for (const auto& [pass, name] : PassImplementations(h, c)) {
-        EXPECT_EQ(name.rfind("matmul:", 0) == 0, CasePrefersMatmul(c, false, precision, pass))
-            << name;
-      }
+      ConvOp conv(ConvDef(c), &h.ws(), &h.context());
+      ConvGradientOp gradient(
+          MakeOperator("ConvGradient", {"X", "W", "dY"}, {"dW", "", "dX"}, ConvDef(c).args),
+          &h.ws(), &h.context());
+      conv.set_amx(true);
+      gradient.set_amx(true);
+      conv.Run();
+      gradient.Run();
+      expect_rounding("Y", "Conv");
+      EXPECT_LT(MaxAbsDiff(h.Fetch("dW"), reference.Fetch("dW")), 1e-4f) << "ConvGradient";
+      expect_rounding("dX", "ConvGradient");
+      const auto matmul = [&](ConvPass pass) {
+        return CasePrefersMatmul(c, false, precision, pass, true);
+      };
+      EXPECT_EQ(conv.implementation().rfind("matmul:", 0) == 0, matmul(ConvPass::kForward))
+          << conv.implementation();
+      EXPECT_EQ(gradient.data_implementation().rfind("matmul:", 0) == 0,
+                matmul(ConvPass::kBackwardData))
+          << gradient.data_implementation();
+      EXPECT_EQ(gradient.weights_implementation().rfind("matmul:", 0) == 0,
+                matmul(ConvPass::kBackwardWeights))
+          << gradient.weights_implementation();
     }
   }
 }

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <list>
+#include <mutex>
 #include <numeric>
 
 #include "crossbow/engine/autotuner.h"
@@ -65,6 +68,70 @@ TEST(Engine, SgdEqualsAPlainLearner) {
   }
   ExpectNear(state["z/rm"], *plain.Blob("rm"), 0.f, "rm");
   EXPECT_ERROR(engine.SetLearnersPerDevice(2), ValueError, "sync 'sgd' trains one learner");
+}
+
+// Forwards a source's batches as mixed ones (as the loader's Mixup and CutMix hand them out):
+// each example's second label is its neighbour's, weighed by lam = 0.2, 0.4, ...
+class MixedLabels final : public BatchSource {
+ public:
+  explicit MixedLabels(std::unique_ptr<BatchSource> source) : source_(std::move(source)) {}
+  Shape ExampleShape() const override { return source_->ExampleShape(); }
+  int64_t EpochSize() const override { return source_->EpochSize(); }
+  int64_t batch_size() const override { return source_->batch_size(); }
+  const Batch* Acquire() override {
+    const Batch* batch = source_->Acquire();
+    std::lock_guard<std::mutex> lock(mutex_);
+    Mixed& m = out_.emplace_back();
+    m.from = batch;
+    m.batch = *batch;
+    for (int64_t i = 0; i < batch->size; ++i) {
+      m.labels_b.push_back(batch->labels[(i + 1) % batch->size]);
+      m.lam.push_back(0.2f * static_cast<float>(i % 5 + 1));
+    }
+    m.batch.labels_b = m.labels_b.data();
+    m.batch.lam = m.lam.data();
+    return &m.batch;
+  }
+  void Release(const Batch* batch) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it =
+        std::find_if(out_.begin(), out_.end(), [&](const Mixed& m) { return &m.batch == batch; });
+    source_->Release(it->from);
+    out_.erase(it);
+  }
+  std::string SaveState() const override { return source_->SaveState(); }
+  void RestoreState(const std::string& state) override { source_->RestoreState(state); }
+
+ private:
+  struct Mixed {
+    const Batch* from;
+    Batch batch;
+    std::vector<int32_t> labels_b;
+    std::vector<float> lam;
+  };
+  std::unique_ptr<BatchSource> source_;
+  std::mutex mutex_;
+  std::list<Mixed> out_;
+};
+
+// The engine hands a mixed batch's second labels and weights to its learner: each iteration's
+// loss and the model are a plain learner's on the mixed loss.
+TEST(Engine, AMixedBatchTrainsOnTheMixedLoss) {
+  MixedLabels source(Source(24, 6)), twin(Source(24, 6));
+  Engine engine(Spec(false), Options("cpu:0", 1, "sgd"), &source);
+  Learner plain(Spec(false));
+  for (int i = 0; i < 6; ++i) {
+    const Batch* b = twin.Acquire();
+    const float loss =
+        plain.ForwardBackward(b->images, {b->size, 3, 8, 8}, b->labels, b->labels_b, b->lam);
+    plain.Update();
+    twin.Release(b);
+    EXPECT_FLOAT_EQ(engine.Iterate().loss, loss) << "iteration " << i;
+  }
+  auto state = Snapshot(engine);
+  for (const char* name : {"w", "fw", "fb"}) {
+    ExpectNear(state["z/" + std::string(name)], *plain.Blob(name), 0.f, name);
+  }
 }
 
 TEST(Engine, SsgdOfKLearnersEqualsOneLearnerOfKTimesTheBatch) {

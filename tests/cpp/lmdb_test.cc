@@ -68,6 +68,18 @@ TEST_F(LmdbTest, DoublesTheMapWhenFull) {
   EXPECT_EQ(txn.Get(39), big);
 }
 
+// Writers choose any map size (Python's lmdb stores its map_size as given): the read advice
+// reaches a map whose size is not a whole number of pages, as it does a converter's.
+TEST_F(LmdbTest, ReadAdviceReachesAMapOfAnySize) {
+  for (const size_t map_size : {size_t{64} << 20, size_t{100000001}, size_t{3158073}}) {
+    const std::string path = Path("db" + std::to_string(map_size));
+    { LmdbWriter(path, false, 10, map_size).Put("00000000", "x"); }
+    LmdbReader reader(path);
+    EXPECT_TRUE(reader.AdviseRandomReads(true)) << map_size;
+    EXPECT_TRUE(reader.AdviseRandomReads(false)) << map_size;
+  }
+}
+
 TEST_F(LmdbTest, ConcurrentReadersEachWithTheirTransaction) {
   {
     LmdbWriter writer(Path("db"));

@@ -88,11 +88,12 @@ TEST(PartialDecode, OutputsAgreeWithDecodingTheWholeImage) {
       // area interpolation, and window edges rounded to a reduced pixel. Evaluation shrinks a
       // further 2x after the reduced decode and agrees within 1.5/255 on average; a
       // random-resized window, resized by as little as 1x after it, within 5/255; another
-      // seed's window differs by more.
+      // seed's window differs by more. Neither is equal: the smallest window (8% of the image,
+      // 136 pixels a side) is decoded at half size or less for a crop of 64.
       const double difference = MeanAbsDifference(reduced, full);
       EXPECT_LT(difference, (base.train ? 5.0 : 1.5) / 255)
           << "train " << base.train << ", seed " << seed;
-      if (!base.train) EXPECT_GT(difference, 0) << "the reduced path was not taken";
+      EXPECT_GT(difference, 0) << "the reduced path was not taken; train " << base.train;
       if (base.train) {
         EXPECT_GT(MeanAbsDifference(reduced, Apply(whole, datum, seed + 1)), 5.0 / 255);
       }

@@ -35,7 +35,8 @@ def run(name, side, points, learners=2, budget=30):
 def test_a_target_is_met_by_the_first_evaluation_at_or_above_it_even_if_accuracy_falls_back():
     c = curve((1, 10, 0.5), (2, 20, 0.8), (3, 30, 0.79), (4, 40, 0.86), (5, 50, 0.84))
     r = {"curve": c}
-    assert tta_report.at_target(r, 0.8) == {"epochs": 2, "time": 20, "images_per_s": 100.0}
+    assert tta_report.at_target(r, 0.8) == {"epochs": 2, "time": 20, "images_per_s": 100.0,
+                                            "search_s": 0.0}
     assert tta_report.at_target(r, 0.85)["epochs"] == 4
     assert tta_report.at_target(r, 0.9) is None
     assert tta_report.best_accuracy(r) == 0.86
@@ -85,6 +86,22 @@ def test_a_side_that_misses_the_target_says_its_best_and_how_far_short():
     assert "| 80% | sma-b16, 30 ep: 10.00 ep, 100 s, 100 img/s | he-b128/eager, 30 ep: 10.00 " \
         "ep, 150 s, 67 img/s | 0.67 | 1.00 | 1.50 | none |" in text
     assert tta_report.verdict(runs[:1], 0.8)["pytorch"] is None  # a side not run at all
+
+
+def test_the_learner_search_counts_in_crossbows_time_and_the_ratio():
+    """30 s of search before a run that reaches 80% after 70 s of training: 100 s, against
+    PyTorch's 80 s, and the table says how much of it the search took."""
+    searched = dict(run("sma-b16", "crossbow", [(4, 40, 0.7), (7, 70, 0.80)]), search_s=30.0)
+    runs = [searched, run("he-b128/eager", "pytorch", [(5, 80, 0.80)])]
+    v = tta_report.verdict(runs, 0.8)
+    assert v["crossbow"]["time"] == 100 and v["crossbow"]["search_s"] == 30
+    assert v["time_ratio"] == pytest.approx(100 / 80)
+    assert v["speed_ratio"] == pytest.approx((7000 / 70) / (5000 / 80))  # training alone
+    assert v["slower_than"] == ["he-b128/eager, 30 ep"]
+    text = tta_report.table(runs, [0.8])
+    assert "| 7.00 ep, 100 s (30 s of it the learner search) |" in text
+    assert "sma-b16, 30 ep: 7.00 ep, 100 s (30 s of it the learner search), 100 img/s" in text
+    assert tta_report.at_target(dict(searched, search_s=None), 0.8)["time"] == 70
 
 
 def test_crossbow_curve_keeps_the_evaluations_of_a_metrics_file():
@@ -227,18 +244,41 @@ def peer_with_torch():
     return python
 
 
-def test_dry_run_of_the_peer_when_it_has_torch(tmp_path):
+def timed_lines(command):
+    """(stdout lines, stderr, exit status, the test's own clock when each line came)."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines, clock = [], []
+    for line in proc.stdout:
+        lines.append(line)
+        clock.append(time.monotonic())
+    err = proc.communicate(timeout=900)[1]
+    return lines, err, proc.returncode, clock
+
+
+@pytest.mark.parametrize("loader", [(), ("--peer-workers", "0", "--peer-augment", "batch")],
+                         ids=["default", "batch-in-process"])
+def test_dry_run_of_the_peer_when_it_has_torch(tmp_path, loader):
     """One short peer run (batch 512: three steps an epoch on the sample) through the whole
-    pipeline."""
+    pipeline, with the peer's default loader (--workers 2, per image) and with whole batches
+    augmented in the training process. Its training time is checked against this test's clock:
+    at most the time between the peer's first line (its data loaded) and its evaluation's, and
+    at least half of it (the rest builds the net and scores 500 test images, a ninth of the
+    training's work)."""
     peer_with_torch()
-    r = bench(tmp_path, "--recipes", "onecycle-b512", "--epochs", "1", "--threads", "2")
-    assert r.returncode == 0, r.stderr[-3000:]
+    lines, err, status, clock = timed_lines(bench_command(
+        tmp_path, "--recipes", "onecycle-b512", "--epochs", "1", "--threads", "2", *loader))
+    assert status == 0, err[-3000:]
     runs, table, _ = outputs(tmp_path)
     assert [(x["run"], x["side"]) for x in runs] == [("onecycle-b512/eager", "pytorch")]
+    assert (runs[0]["workers"], runs[0]["augment"]) == ((0, "batch") if loader else (2, "sample"))
     # drop_last: three batches of 512 from 2,000 images.
+    point = runs[0]["curve"][0]
     assert runs[0]["curve"] == [pytest.approx(
-        {"epoch": 1536 / 2000, "time": runs[0]["curve"][0]["time"],
-         "accuracy": runs[0]["curve"][0]["accuracy"], "images": 1536})]
+        {"epoch": 1536 / 2000, "time": point["time"], "accuracy": point["accuracy"],
+         "images": 1536})]
+    started = next(c for line, c in zip(lines, clock) if '"threads"' in line)
+    evaluated = next(c for line, c in zip(lines, clock) if '"accuracy"' in line)
+    assert 0.5 * (evaluated - started) <= point["time"] <= evaluated - started
     assert "| pytorch | onecycle-b512/eager, 1 ep | 512, one process |" in table
 
 
@@ -288,11 +328,13 @@ def test_auto_tuned_learners_are_searched_once_a_sweep_and_kept_for_every_budget
     found = searches(r)
     assert [s["tta_search"] for s in found] == ["sma-b16"] and found[0]["search"]
     stored = json.loads((tmp_path / "dry_run" / "tta_learners.json").read_text())
-    assert stored == {"sma-b16": {k: found[0][k] for k in ("learners", "search", "options")}}
+    assert stored == {"sma-b16": {k: found[0][k] for k in ("learners", "search", "search_s",
+                                                             "options")}}
+    assert found[0]["search_s"] > 0
     assert "lr_policy" not in found[0]["options"] and found[0]["options"]["batch_size"] == 16
     runs = outputs(tmp_path)[0]
-    assert [(x["epochs_budget"], x["learners"], x["autotune"]) for x in runs] == \
-        [(b, found[0]["learners"], found[0]["search"]) for b in (1, 2)]
+    assert [(x["epochs_budget"], x["learners"], x["autotune"], x["search_s"]) for x in runs] == \
+        [(b, found[0]["learners"], found[0]["search"], found[0]["search_s"]) for b in (1, 2)]
     assert all(x["options"]["learners"] == "auto" for x in runs)  # the recipe as the sweep has it
     stored["sma-b16"]["learners"] = 3  # as another search might have chosen
     (tmp_path / "dry_run" / "tta_learners.json").write_text(json.dumps(stored))
@@ -374,7 +416,8 @@ def test_the_peers_interrupted_run_ends_where_an_uninterrupted_one_does(tmp_path
 
     def train(epochs, checkpoint):
         spec = dict(folder=SAMPLE, work=str(tmp_path), batch=128, epochs=epochs, target=0.99,
-                    threads=2, workers=0, peer_mode="eager", precision="fp32", seed=0,
+                    threads=2, workers=0, augment="sample", peer_mode="eager",
+                    precision="fp32", seed=0,
                     options=options, checkpoint=str(tmp_path / checkpoint))
         r = subprocess.run([python, script("torch_tta.py"), json.dumps(spec)],
                            capture_output=True, text=True, timeout=600, env=peer.env())

@@ -4,7 +4,9 @@ removed file leaves no pointer behind, and no note points to a map kept outside 
 A citation is a relative path with a source or document extension (`sync/sma.h`,
 `docs/design/engine.md`), or a bare file name of ours (`flat_ops.h`) in a comment or in
 Markdown's backticks. It resolves against the repository root, the citing file's folder, or as
-the tail of any file's path (notes name files relative to the folder they describe). Paths
+the tail of any file's path (notes name files relative to the folder they describe). A file of
+raw output (`docs/results/...`, `docs/reproduction/...`) is cited at any depth and with any
+extension (`docs/results/averaging/seed1/avg_sgd-k1.jsonl`), and resolves from the root only. Paths
 outside the repository (`../shared/...`, absolute ones) and patterns (`*_op.cc`, `<name>.cu`)
 are not citations."""
 import ast
@@ -19,9 +21,11 @@ EXTS = ("h", "cc", "cu", "cuh", "py", "md", "cmake", "sh", "toml")
 BARE_EXTS = ("h", "cc", "cu", "cuh", "py", "md")  # bare names of ours; not OpenCVConfig.cmake
 PATH = re.compile(r"(?<![\w./{}*<>$~-])((?:[\w.{},-]+/)*[\w{},*<>-]+\.(?:%s|\{[\w,]+\}))"
                   r"(?![\w/])" % "|".join(EXTS))
+RAW_OUTPUT = re.compile(r"(?<![\w./{}*<>$~-])(docs/(?:results|reproduction)/[\w.{},/-]*\.[\w{},]*[\w}])")
 BACKTICKED = re.compile(r"`([^`\n]+)`")
-# Names that stand for the reader's own file in examples (--net FILE.py:FUNCTION).
-PLACEHOLDERS = {"FILE", "NAME", "PATH", "MODULE"}
+# Names that stand for the reader's own file in examples (--net FILE.py:FUNCTION,
+# gpu_check_DATE.json).
+PLACEHOLDERS = {"FILE", "NAME", "PATH", "MODULE", "DATE"}
 
 
 def repository_files():
@@ -71,18 +75,30 @@ def expand(path):
             for p in expand(path[:m.start()] + alt + path[m.end():])]
 
 
+def placeholder(cited):
+    return not PLACEHOLDERS.isdisjoint(re.split(r"[^A-Za-z]", cited.split("/")[-1]))
+
+
 def citations(path, text):
+    """(line, path) of the paths a file cites; raw output as ("raw", path) in place of a path
+    alone, resolved from the root only."""
     for at, part, bare in prose(path, text):
         for m in PATH.finditer(part):
             cited = m.group(1)
             if any(c in cited for c in "*<>") or cited.startswith(("../", "...", "path/to/")) \
-                    or cited.split("/")[-1].split(".")[0] in PLACEHOLDERS:
+                    or placeholder(cited) or RAW_OUTPUT.fullmatch(cited):
                 continue
             if "/" not in cited and not (bare and cited.endswith(BARE_EXTS)):
                 continue
             line = text.count("\n", 0, at + m.start()) + 1
             for one in expand(cited):
                 yield line, one[2:] if one.startswith("./") else one
+        for m in RAW_OUTPUT.finditer(part):
+            if placeholder(m.group(1)):
+                continue
+            line = text.count("\n", 0, at + m.start()) + 1
+            for one in expand(m.group(1)):
+                yield line, ("raw", one)
 
 
 def missing_citations():
@@ -96,6 +112,10 @@ def missing_citations():
         with open(os.path.join(ROOT, f), encoding="utf-8", errors="replace") as handle:
             text = handle.read()
         for line, cited in citations(f, text):
+            if isinstance(cited, tuple):
+                if not os.path.exists(os.path.join(ROOT, cited[1])):
+                    missing.append(f"{f}:{line}: {cited[1]}")
+                continue
             beside = os.path.normpath(os.path.join(os.path.dirname(f), cited))
             if cited not in tails and beside not in present:
                 missing.append(f"{f}:{line}: {cited}")
@@ -115,3 +135,12 @@ def test_a_citation_of_a_missing_file_is_found():
     assert sorted(citations("x.py", doc)) == [(1, "flat_ops.h"), (2, "docs/design/engine.md")]
     assert list(citations("x.md", "../shared/REFERENCE.md, `*_op.cc`, /tmp/a.py, `b.cc`")) == \
         [(1, "b.cc")]
+
+
+def test_raw_output_is_cited_at_any_depth():
+    page = "docs/results/issue37/no_such_run.jsonl and `docs/results/a/b.txt`, not NAME.jsonl\n"
+    assert set(citations("x.md", page)) == \
+        {(1, ("raw", "docs/results/issue37/no_such_run.jsonl")),
+         (1, ("raw", "docs/results/a/b.txt"))}
+    assert list(citations("x.py", "# docs/reproduction/x.result.json\n")) == \
+        [(1, ("raw", "docs/reproduction/x.result.json"))]

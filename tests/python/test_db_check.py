@@ -57,19 +57,26 @@ def test_db_check_finds_a_caffe_db_without_metadata_and_writes_it(tmp_path, capf
     assert meta["labels"] == [0, 2] and meta["records"] == 30
 
 
-def test_block_order_reads_every_record_once(tmp_path):
+def test_block_order_reads_whole_blocks_a_window_at_a_time(tmp_path):
+    """200 records in blocks of 4: windows of 16 blocks (64 records) hold whole blocks, so a
+    uniform shuffle (whose first 64 records are 16 whole blocks with odds below 1e-40) fails."""
     from crossbow import _native
     C = _native.load()
     env = lmdb.open(str(tmp_path / "db"), map_size=1 << 24)
     with env.begin(write=True) as txn:
-        for i in range(100):
+        for i in range(200):
             txn.put(b"%08d" % i, C.serialize_datum(1, 1, 1, bytes([i]), i))
     env.close()
-    data = ImageDB(str(tmp_path / "db"), 10, read_order="block", block_records=8, scale=1.0)
-    assert data.block_records == 8
-    labels = np.concatenate([labels for _, labels in data])
-    assert sorted(labels.tolist()) == list(range(100))
-    assert labels.tolist() != list(range(100))
+    data = ImageDB(str(tmp_path / "db"), 10, read_order="block", block_records=4, scale=1.0)
+    assert data.block_records == 4
+    labels = np.concatenate([labels for _, labels in data]).tolist()
+    assert sorted(labels) == list(range(200))
+    assert labels != list(range(200))
+    windows = [labels[at:at + 64] for at in range(0, 200, 64)]
+    for window in windows:
+        blocks = {label // 4 for label in window}
+        assert sorted(window) == [4 * b + r for b in sorted(blocks) for r in range(4)]
+    assert [len({label // 4 for label in w}) for w in windows] == [16, 16, 16, 2]
     assert ImageDB(str(tmp_path / "db"), 10, read_order="random").block_records == 0
     with pytest.raises(ValueError, match="read_order"):
         ImageDB(str(tmp_path / "db"), 10, read_order="blocks")

@@ -28,7 +28,12 @@ CASES = {
     "sgd_lookahead": (dict(momentum_convention="pytorch", lookahead_k=4, lookahead_alpha=0.5), 0.1),
     "radam_lookahead": (dict(optimizer="radam", betas=BETAS, lookahead_k=4, lookahead_alpha=0.5),
                         0.01),
+    # Where eps is added shows only where it is not small beside sqrt(v): eps 0.1 with the
+    # weights' gradients near 1e-3 (TINY_INPUTS), the biases' near 0.1 to 1.
+    "adamw_eps": (dict(optimizer="adamw", betas=BETAS, eps=0.1), 0.05),
+    "radam_eps": (dict(optimizer="radam", betas=BETAS, eps=0.1), 0.05),
 }
+TINY_INPUTS = 1e-3  # the scale of the inputs of a case with its own eps
 
 
 def spec(lr, **solver):
@@ -54,6 +59,8 @@ def run_learner(name):
     solver, lr = CASES[name]
     learner = _C.Learner(spec(lr, **solver))
     images, labels = data(STEPS * B)
+    if "eps" in solver:
+        images *= TINY_INPUTS
     params = learner.param_names()
     history, grads = [], []
     for t, rate in enumerate(rates(lr)):
@@ -72,10 +79,10 @@ class Reference:
     them."""
 
     def __init__(self, w0, optimizer="sgd", nesterov=False, lookahead_k=None,
-                 lookahead_alpha=0.5, **_):
+                 lookahead_alpha=0.5, eps=EPS, **_):
         self.w = {p: w.copy() for p, w in w0.items()}
-        self.kind, self.nesterov, self.k, self.alpha = optimizer, nesterov, lookahead_k, \
-            lookahead_alpha
+        self.kind, self.nesterov, self.k, self.alpha, self.eps = optimizer, nesterov, \
+            lookahead_k, lookahead_alpha, eps
         self.m = {p: np.zeros_like(w) for p, w in w0.items()}
         self.v = {p: np.zeros_like(w) for p, w in w0.items()}
         self.slow = {p: w.copy() for p, w in w0.items()}
@@ -96,13 +103,13 @@ class Reference:
             self.v[p] = b2 * self.v[p] + (1 - b2) * g * g
             m_hat, bc2 = self.m[p] / (1 - b1 ** t), 1 - b2 ** t
             if self.kind == "adamw":
-                w -= lr * m_hat / (np.sqrt(self.v[p] / bc2) + EPS)
+                w -= lr * m_hat / (np.sqrt(self.v[p] / bc2) + self.eps)
                 continue
             rho_inf = 2 / (1 - b2) - 1
             rho = rho_inf - 2 * t * b2 ** t / bc2
             if rho > 5:
                 r = np.sqrt((rho - 4) * (rho - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho))
-                w -= lr * m_hat * r * np.sqrt(bc2) / (np.sqrt(self.v[p]) + EPS)
+                w -= lr * m_hat * r * np.sqrt(bc2) / (np.sqrt(self.v[p]) + self.eps)
             else:
                 w -= lr * m_hat
         if self.k and t % self.k == 0:
@@ -179,7 +186,8 @@ def test_learner_follows_torch_optim_itself(name, tmp_path):
     names = sorted(history[0])
     inputs = dict(kind=solver.get("optimizer", "sgd"), nesterov=solver.get("nesterov", False),
                   k=solver.get("lookahead_k", 0), alpha=solver.get("lookahead_alpha", 0.5),
-                  names=np.array(names), wd=WD, betas=np.array(BETAS), eps=EPS, mu=MU,
+                  names=np.array(names), wd=WD, betas=np.array(BETAS),
+                  eps=solver.get("eps", EPS), mu=MU,
                   lrs=np.array(rates(lr)),
                   **{f"w0_{n}": history[0][n] for n in names},
                   **{f"g{t}_{n}": g[n] for t, g in enumerate(grads) for n in names})
