@@ -31,7 +31,12 @@ import statistics
 import sys
 import time
 
-import torch
+try:
+    import fastai
+    import torch
+except ImportError as e:
+    raise SystemExit(f"fastai_imagenette.py: {e.name} is missing: run it under the peer's Python "
+                     "(scripts/peer/setup_peer.sh prints it)") from e
 from fastai.callback.core import Callback, CancelFitException
 from fastai.callback.progress import ProgressCallback
 from fastai.learner import Learner
@@ -60,8 +65,6 @@ def recipe(name, net):
     if name == "tutorial":
         return (NETS[net](n_out=10), dict(opt_func=Adam), "fit_one_cycle", dict(lr_max=1e-3),
                 crops, 64)
-    if name not in ("record", "record-resize"):
-        raise SystemExit(f"--recipe: '{name}' is not tutorial, record or record-resize")
 
     def opt_func(params, lr):
         return ranger(params, lr, mom=0.95, sqr_mom=0.99, eps=1e-6)
@@ -214,7 +217,6 @@ def main(argv=None):
             with open(args.output, "a") as f:
                 f.write(text + "\n")
 
-    import fastai
     emit({"recipe": args.recipe, "net": args.net if args.recipe == "tutorial" else
           "xse_resnext50", "epochs": args.epochs, "seed": args.seed, "mode": args.mode,
           "threads": torch.get_num_threads(), "workers": args.workers,
