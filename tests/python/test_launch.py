@@ -127,3 +127,181 @@ def test_a_checkpoint_folder_that_a_host_does_not_share_is_named(tmp_path, mnist
         f"crossbow launch: host node-b does not see the checkpoint folder '{ckpt}' as this "
         "machine does (the marker launch/marker is missing or older there): put the folder on "
         "a file system every host shares")
+
+
+# Faults while the job trains.
+
+def _processes(token):
+    """{pid: (argv, environment)} of the processes of the launch tagged `token`."""
+    out = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if env.get(b"CROSSBOW_TEST_JOB") == token.encode():
+            out[int(pid)] = (argv, env)
+    return out
+
+
+def _trainers(token, size):
+    """rank -> pid of the trainers (crossbow train, not the rank wrappers) of the start with
+    `size` ranks."""
+    return {int(env[b"OMPI_COMM_WORLD_RANK"]): pid
+            for pid, (argv, env) in _processes(token).items()
+            if argv[1:4] == [b"-m", b"crossbow", b"train"] and
+            env.get(b"OMPI_COMM_WORLD_SIZE") == str(size).encode()}
+
+
+def _beats(ckpt):
+    """rank -> its last heartbeat."""
+    folder, out = ckpt / "launch", {}
+    for name in os.listdir(folder):
+        if re.fullmatch(r"rank\d+\.json", name):
+            try:
+                out[int(name[4:-5])] = json.loads((folder / name).read_text())
+            except ValueError:
+                pass  # replaced as it was read
+    return out
+
+
+class Launch:
+    """A launch running in the background, its output in a file."""
+
+    def __init__(self, tmp_path, command, **env):
+        self.token = uuid.uuid4().hex
+        self.output = tmp_path / "launch.out"
+        with open(self.output, "w") as out:
+            self.proc = subprocess.Popen(command, env=_env(CROSSBOW_TEST_JOB=self.token, **env),
+                                         stdout=out, stderr=subprocess.STDOUT, cwd="/")
+        self.deadline = time.time() + 120
+
+    def trainers_past(self, ckpt, size, iteration):
+        """The trainers of the start with `size` ranks, once each has trained `iteration`."""
+        while True:
+            pids, beats = _trainers(self.token, size), _beats(ckpt)
+            if len(pids) == size and sorted(beats) == list(range(size)) and \
+                    min(b["iteration"] for b in beats.values()) >= iteration:
+                return pids
+            assert self.proc.poll() is None, self.output.read_text()
+            assert time.time() < self.deadline, self.output.read_text()
+            time.sleep(0.05)
+
+    def wait_for(self, text):
+        while text not in self.output.read_text():
+            assert self.proc.poll() is None and time.time() < self.deadline, \
+                self.output.read_text()
+            time.sleep(0.1)
+
+    def end(self):
+        """The exit status and output; no process of the launch is left (orphans)."""
+        try:
+            self.proc.wait(timeout=max(1, self.deadline - time.time()))
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+        gone = time.time() + 5
+        while _processes(self.token) and time.time() < gone:
+            time.sleep(0.1)
+        assert _processes(self.token) == {}, "left behind"
+        return self.proc.returncode, self.output.read_text()
+
+
+def test_every_rank_dying_at_once_ends_the_launch_with_the_reason(tmp_path, mnist):
+    ckpt = tmp_path / "c"
+    launch = Launch(tmp_path, _launch("node-a,node-b", train=_train(mnist, ckpt)))
+    for pid in launch.trainers_past(ckpt, 2, 3).values():
+        os.kill(pid, signal.SIGKILL)
+    code, output = launch.end()
+    assert code == 1
+    assert _last_line(output) == ("crossbow launch: every rank failed at once (rank 0 killed by "
+                                  "SIGKILL, rank 1 killed by SIGKILL); not a lost host, not "
+                                  "restarting")
+    assert "crossbow launch: restart" not in output
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--max-restarts", "0"], "restarts exhausted (0 of --max-restarts 0); the last end: rank 1 "
+     "on host node-b killed by SIGKILL"),
+    (["--min-hosts", "2"], "1 usable host(s) (node-a), fewer than --min-hosts 2: node-b lost "
+     "its rank: rank 1 on host node-b killed by SIGKILL"),
+])
+def test_a_lost_rank_past_the_limits_ends_the_launch(tmp_path, mnist, flags, message):
+    ckpt = tmp_path / "c"
+    launch = Launch(tmp_path, _launch("node-a,node-b", *flags, train=_train(mnist, ckpt)))
+    os.kill(launch.trainers_past(ckpt, 2, 3)[1], signal.SIGKILL)
+    code, output = launch.end()
+    assert code == 1
+    assert _last_line(output) == f"crossbow launch: {message}", output
+
+
+def _restarts(output):
+    return [line for line in output.splitlines() if line.startswith("crossbow launch: restart ")]
+
+
+def test_a_run_goes_on_past_a_killed_then_a_stopped_rank_to_the_end(tmp_path, mnist):
+    """Three ranks; node-b's is killed mid-epoch, and the run goes on with two; node-c's is then
+    stopped, and it goes on with one to the last iteration. Each restart resumes from the last
+    checkpoint, with as many learners as ranks, and is a line and a metrics record."""
+    ckpt, metrics, iterations = tmp_path / "c", tmp_path / "m.jsonl", 300
+    train = _train(mnist, ckpt, "--test-db", mnist["test"], "--checkpoint-every-epochs", "0.1",
+                   "--metrics", str(metrics), "--log-every", "20", iterations=iterations)
+    launch = Launch(tmp_path, _launch("node-a,node-b,node-c", "--heartbeat-timeout", "3",
+                                      "--max-restarts", "2", train=train))
+    os.kill(launch.trainers_past(ckpt, 3, 40)[1], signal.SIGKILL)  # 0.24 epochs in
+    os.kill(launch.trainers_past(ckpt, 2, 70)[1], signal.SIGSTOP)
+    code, output = launch.end()
+    assert code == 0, output
+    restarts = _restarts(output)
+    assert len(restarts) == 2, output
+    lost = r"(\d+) iteration\(s\) lost, resuming from iteration (\d+)$"
+    first = re.search(r"restart 1 of at most 2 at \S+: rank 1 on host node-b killed by SIGKILL; "
+                      r"hosts node-a,node-b,node-c -> node-a,node-c; " + lost, restarts[0])
+    second = re.search(r"restart 2 of at most 2 at \S+: rank 1 on host node-c no heartbeat for "
+                       r"\d+ s \(stopped, frozen or cut off\); hosts node-a,node-c -> node-a; "
+                       + lost, restarts[1])
+    assert first and second, restarts
+    resumed = [int(n) for n in re.findall(r"resumed from '[^']*' at iteration (\d+)", output)]
+    assert resumed == [int(first[2]), int(second[2])] and 0 < resumed[0] < resumed[1], output
+    assert int(first[1]) > 0 and int(second[1]) > 0
+    for engine in ("3 ranks x 1 device(s)", "2 ranks x 1 device(s)", "1 device(s) x 1"):
+        assert f"engine: {engine}" in output  # the learners follow the hosts
+    assert f"stopped (iterations) after {iterations} iterations" in output
+    assert "crossbow launch: finished after 2 restart(s)" in output
+    records = [json.loads(line) for line in metrics.read_text().splitlines()]
+    events = [r for r in records if r.get("event") == "restart"]
+    assert [(e["hosts_before"], e["hosts_after"], e["hosts_lost"], e["iteration"],
+             e["iterations_lost"]) for e in events] == [
+        (["node-a", "node-b", "node-c"], ["node-a", "node-c"], ["node-b"], resumed[0],
+         int(first[1])),
+        (["node-a", "node-c"], ["node-a"], ["node-c"], resumed[1], int(second[1]))]
+    assert events[0]["ranks_lost"] == {"1": "killed by SIGKILL"}
+    steps = [r["iteration"] for r in records]
+    assert steps == sorted(steps) and steps[-1] == iterations  # one history, to the end
+
+
+def test_a_lost_host_listed_again_joins_at_the_next_restart(tmp_path, mnist):
+    ckpt, hosts = tmp_path / "c", tmp_path / "hosts"
+    hosts.write_text("node-a\nnode-b\n")
+    command = _launch("x", "--heartbeat-timeout", "3", train=_train(
+        mnist, ckpt, "--checkpoint-every-epochs", "0.05", iterations=150))
+    command[command.index("--hosts"):command.index("--hosts") + 2] = [
+        "--host-discovery", f"cat {hosts}"]
+    launch = Launch(tmp_path, command)
+    os.kill(launch.trainers_past(ckpt, 2, 10)[1], signal.SIGKILL)
+    launch.trainers_past(ckpt, 1, 0)
+    hosts.write_text("node-a\n")
+    launch.wait_for("lost host node-b is no longer listed")
+    hosts.write_text("node-a\nnode-b\n")
+    os.kill(launch.trainers_past(ckpt, 1, 30)[0], signal.SIGSTOP)
+    code, output = launch.end()
+    assert code == 0, output
+    restarts = _restarts(output)
+    assert len(restarts) == 2, output
+    assert "rank 1 on host node-b killed by SIGKILL; hosts node-a,node-b -> node-a;" \
+        in restarts[0]
+    assert "rank 0 on host node-a no heartbeat for" in restarts[1]
+    assert "; hosts node-a -> node-b;" in restarts[1]

@@ -13,8 +13,8 @@ import threading
 import time
 import typing
 
-from crossbow.launch import rank as rank_wrapper
-from crossbow.launch.hosts import end_group
+from crossbow import launch_rank as rank_wrapper
+from crossbow.launch_hosts import end_group
 
 _POLL_S = 0.2
 # The lines in which a rank says why it failed (cli.main's "crossbow train (rank 1): ...").
@@ -44,7 +44,7 @@ def command(mpirun, hosts, folder, train):
             exported += ["-x", name]
     return (mpirun + ["--host", ",".join(str(h) for h in hosts), "-np", str(ranks),
                       "--map-by", "slot", "--bind-to", "none"] + exported +
-            [sys.executable, "-m", "crossbow.launch.rank", folder, "--"] + train)
+            [sys.executable, "-m", "crossbow.launch_rank", folder, "--"] + train)
 
 
 def rank_hosts(hosts):
@@ -116,10 +116,9 @@ def _ending(code):
 
 def run(cmd, ranks, folder, heartbeat_timeout_s, between=lambda: None):
     """Runs the job to its end, calling `between` at every look at it; its Outcome."""
-    for r in range(ranks):
-        for path in (heartbeat_path(folder, r), rank_wrapper.exit_path(folder, r)):
-            if os.path.exists(path):
-                os.remove(path)
+    for name in os.listdir(folder):  # the last start's, of as many ranks as it had
+        if re.fullmatch(r"rank\d+\.(json|exit)", name):
+            os.remove(os.path.join(folder, name))
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
     tail = collections.deque(maxlen=200)

@@ -15,8 +15,8 @@ import time
 import typing
 import uuid
 
-from crossbow.launch import hosts as host_list, job
-from crossbow.launch.hosts import LaunchError
+from crossbow import launch_hosts as host_list, launch_job as job
+from crossbow.launch_hosts import LaunchError
 
 
 class Settings(typing.NamedTuple):
@@ -50,7 +50,7 @@ def _names(hosts):
 
 
 # How often the discovery command runs while the job trains.
-DISCOVERY_INTERVAL_S = 5.0
+DISCOVERY_INTERVAL_S = 2.0
 
 
 class Supervisor:

@@ -15,7 +15,7 @@ import shlex
 import shutil
 import sys
 
-from crossbow.launch.hosts import LaunchError
+from crossbow.launch_hosts import LaunchError
 
 
 def add_parser(sub):
@@ -90,7 +90,7 @@ def _check_train(train):
 
 def settings(args):
     """The Settings of parsed `crossbow launch` arguments; LaunchError for a bad one."""
-    from crossbow.launch import hosts, supervisor
+    from crossbow import launch_hosts as hosts, launch_supervisor as supervisor
     train = _train_flags(args)
     for name in ("min_hosts", "max_restarts", "max_hosts"):
         if getattr(args, name) < (1 if name == "min_hosts" else 0):
@@ -123,7 +123,7 @@ def settings(args):
 
 
 def run(args):
-    from crossbow.launch import supervisor
+    from crossbow import launch_supervisor as supervisor
     try:
         return supervisor.Supervisor(settings(args)).run()
     except LaunchError as e:

@@ -1,5 +1,5 @@
-"""One rank of a launched job: ``python -m crossbow.launch.rank DIR -- COMMAND...``, started by
-mpirun in the place of the trainer. It runs COMMAND (``crossbow train ...``) as its child and
+"""One rank of a launched job: ``python -m crossbow.launch_rank DIR -- COMMAND...``, started
+by mpirun in the place of the trainer. It runs COMMAND (``crossbow train ...``) as its child and
 writes how the child ended into DIR/rank<R>.exit, so that the supervisor tells a rank that
 failed by itself from one that the job's end took with it (mpirun's SIGTERM reached it first):
     {"rank": R, "code": exit status or -signal, "ended_by_job": bool}
@@ -39,7 +39,7 @@ def _write(path, record):
 def main(argv):
     folder, separator, command = argv[0], argv[1], argv[2:]
     if separator != "--" or not command:
-        print("usage: python -m crossbow.launch.rank DIR -- COMMAND...", file=sys.stderr)
+        print("usage: python -m crossbow.launch_rank DIR -- COMMAND...", file=sys.stderr)
         return 2
     from crossbow import world
     path = exit_path(folder, world.rank())
