@@ -63,6 +63,12 @@ void Watchdog::Enter(Phase phase) {
   Progress();
 }
 
+void Watchdog::Checkpointed(int64_t iteration) {
+  checkpoint_.store(iteration);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!heartbeat_.empty()) Beat();
+}
+
 void Watchdog::Watch() {
   std::unique_lock<std::mutex> lock(mutex_);
   Clock::time_point signalled{};

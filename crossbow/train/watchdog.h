@@ -40,14 +40,16 @@ class Watchdog {
 
   void Progress();  // something finished: the stall clock starts again
   void Enter(Phase phase);
-  // For the heartbeat: the iteration trained, and that of the checkpoint behind the run.
+  // For the heartbeat: the iteration trained, and that of the checkpoint behind the run (the
+  // heartbeat is written at once, so that it names the checkpoint a restart will resume from
+  // even if the process dies before the next beat).
   void Trained(int64_t iteration) { iteration_.store(iteration); }
-  void Checkpointed(int64_t iteration) { checkpoint_.store(iteration); }
+  void Checkpointed(int64_t iteration);
 
  private:
   using Clock = std::chrono::steady_clock;
   void Watch();
-  void Beat();
+  void Beat();  // with mutex_ held
   [[noreturn]] void Exit(int code, const std::string& why);
 
   const double stall_timeout_s_, signal_grace_s_;

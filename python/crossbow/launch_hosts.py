@@ -5,6 +5,7 @@ the checkpoint folder (a folder every host shares)."""
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import typing
 
@@ -85,28 +86,47 @@ def probe(hosts, mpirun, marker, token, timeout_s, shared):
     host (in parallel). LaunchError where a host sees another checkpoint folder than this
     machine's (`shared`, the folder holding the marker): a run whose ranks do not share it
     cannot restart."""
-    started = {h.name: subprocess.Popen(
-        mpirun + ["--host", f"{h.name}:1", "-np", "1", sys.executable, "-c", _PROBE, marker,
-                  token], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True) for h in hosts}
-    deadline = time.monotonic() + timeout_s
-    found = {}
-    for name, p in started.items():
-        try:
-            output, _ = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            end_group(p)
-            found[name] = f"no process started there in {timeout_s:g} s"
-            continue
-        if p.returncode == _NOT_SHARED:
-            raise LaunchError(
-                f"host {name} does not see the checkpoint folder '{shared}' as this machine "
-                f"does (the marker {os.path.relpath(marker, shared)} is missing or older "
-                "there): put the folder on a file system every host shares")
-        found[name] = None if p.returncode == 0 else (
-            f"mpirun could not start a process there (exit {p.returncode}): "
-            f"{_first_line(output) or 'no output'}")
-    return found
+    # Each mpirun keeps its session files in a folder of its own: mpiruns started together
+    # on one machine can collide on the default one.
+    with tempfile.TemporaryDirectory(prefix="crossbow-probe-") as sessions:
+        return _probe(hosts, mpirun, marker, token, timeout_s, shared, sessions)
+
+
+def _probe(hosts, mpirun, marker, token, timeout_s, shared, sessions):
+    started = {}
+    try:
+        for h in hosts:
+            session = os.path.join(sessions, h.name)
+            os.makedirs(session)
+            started[h.name] = subprocess.Popen(
+                mpirun + ["--mca", "orte_tmpdir_base", session, "--host", f"{h.name}:1", "-np",
+                          "1", sys.executable, "-c", _PROBE, marker, token],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                start_new_session=True)
+        deadline = time.monotonic() + timeout_s
+        return {name: _answer(name, p, deadline, timeout_s, marker, shared)
+                for name, p in started.items()}
+    finally:
+        for p in started.values():
+            if p.poll() is None:
+                end_group(p)
+
+
+def _answer(name, p, deadline, timeout_s, marker, shared):
+    """None where host `name`'s probe `p` found the marker, else why it did not."""
+    try:
+        output, _ = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        end_group(p)
+        return f"no process started there in {timeout_s:g} s"
+    if p.returncode == _NOT_SHARED:
+        raise LaunchError(
+            f"host {name} does not see the checkpoint folder '{shared}' as this machine "
+            f"does (the marker {os.path.relpath(marker, shared)} is missing or older "
+            "there): put the folder on a file system every host shares")
+    return None if p.returncode == 0 else (
+        f"mpirun could not start a process there (exit {p.returncode}): "
+        f"{_first_line(output) or 'no output'}")
 
 
 def end_group(p, grace_s=5.0):

@@ -142,18 +142,22 @@ def run(cmd, ranks, folder, heartbeat_timeout_s, between=lambda: None):
         end_group(p)  # as the job ends, or ended: nothing of it outlives this
         for t in readers:
             t.join(timeout=5)
+    beats.read(time.monotonic())  # the last word of each rank (rank 0's names the checkpoint)
     outcome = dict(finished=False, fatal=False, iteration=beats.iteration(),
                    checkpoint=beats.checkpoint())
+    records = _records(folder, ranks)
+    # A rank that exited by itself explains the silence of its heartbeat (mpirun can take
+    # longer than the timeout to end the job after it).
+    if any(_by_itself(r) for r in records.values()) or not (hung or stuck):
+        return _ended(p.returncode, ranks, records, list(tail), outcome)
     if hung:
         return Outcome(lost=hung, reason="hung", **outcome)
-    if stuck:
-        return Outcome(lost={}, reason=f"no rank made progress for more than "
-                       f"{heartbeat_timeout_s:g} s (every rank beats: stuck, not lost)",
-                       **outcome)
-    return _ended(p.returncode, ranks, folder, list(tail), outcome)
+    return Outcome(lost={}, reason=f"no rank made progress for more than "
+                   f"{heartbeat_timeout_s:g} s (every rank beats: stuck, not lost)", **outcome)
 
 
-def _ended(code, ranks, folder, tail, outcome):
+def _records(folder, ranks):
+    """rank -> its exit record (launch_rank.py), for the ranks that wrote one."""
     records = {}
     for r in range(ranks):
         try:
@@ -161,6 +165,14 @@ def _ended(code, ranks, folder, tail, outcome):
                 records[r] = json.loads(f.read())
         except (OSError, ValueError):
             continue
+    return records
+
+
+def _by_itself(record):
+    return record["code"] != 0 and not record["ended_by_job"]
+
+
+def _ended(code, ranks, records, tail, outcome):
     if code == 0 and all(records.get(r, {}).get("code") == 0 for r in range(ranks)):
         return Outcome(lost={}, reason="finished", **dict(outcome, finished=True))
     said = next((line for line in tail if _RANK_ERROR.match(line)), "")
@@ -169,8 +181,7 @@ def _ended(code, ranks, folder, tail, outcome):
                              not line.startswith("---")), "no output")
         return Outcome(lost={}, reason=f"mpirun failed (exit {code}) before any rank "
                        f"started: {last}", **dict(outcome, fatal=True))
-    own = {r: _ending(rec["code"]) for r, rec in records.items()
-           if rec["code"] != 0 and not rec["ended_by_job"]}
+    own = {r: _ending(rec["code"]) for r, rec in records.items() if _by_itself(rec)}
     if len(own) == ranks:
         each = ", ".join(f"rank {r} {why}" for r, why in sorted(own.items()))
         return Outcome(lost={}, reason=f"every rank failed at once ({each})"

@@ -178,8 +178,7 @@ TEST(Heartbeat, BeatsEverySecondAndCountsProgressMarks) {
   Watchdog watchdog(0, 5, [] { return std::string(); }, path, 2);
   for (int i = 0; i < 3; ++i) watchdog.Progress();
   watchdog.Trained(9);
-  watchdog.Checkpointed(8);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  watchdog.Checkpointed(8);  // written at once, before the thread's first beat
   const auto [first_beat, first_progress] = read();
   EXPECT_EQ(first_progress, 3);
   std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // stuck: no progress

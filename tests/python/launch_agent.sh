@@ -14,9 +14,12 @@ for unreachable in ${CROSSBOW_TEST_UNREACHABLE:-}; do
     exit 255
   fi
 done
-session=${TMPDIR:-/tmp}/crossbow-agent-$(id -u)/$host
-mkdir -p "$session"
-command="$* -mca orte_tmpdir_base $session"
+case "$*" in
+  *orte_tmpdir_base*)  # mpirun's own folder (crossbow launch's probes): a subfolder of it
+    command=$(printf '%s' "$*" | sed "s#orte_tmpdir_base \"\{0,1\}\([^\" ]*\)\"\{0,1\}#orte_tmpdir_base \1/$host#") ;;
+  *)
+    command="$* -mca orte_tmpdir_base ${TMPDIR:-/tmp}/crossbow-agent-$(id -u)/$host" ;;
+esac
 if [ "$host" = "${CROSSBOW_TEST_PRIVATE_HOST:-}" ]; then
   exec unshare -m sh -c 'mount -t tmpfs none "$0" && exec sh -c "$1"' \
     "$CROSSBOW_TEST_PRIVATE_DIR" "$command"

@@ -129,6 +129,21 @@ def test_a_checkpoint_folder_that_a_host_does_not_share_is_named(tmp_path, mnist
         "a file system every host shares")
 
 
+def test_the_supervisor_needs_no_cpp_extension(tmp_path, mnist):
+    """As where only mpirun runs: crossbow._C cannot be imported, and the launch still probes
+    the hosts and names the one it cannot reach (the train flags are left to the ranks)."""
+    blocked = ("import sys; sys.modules['crossbow._C'] = None\n"
+               "from crossbow.cli import main\n"
+               "code = main(sys.argv[1:])\n"
+               "assert 'crossbow._C' not in sys.modules or sys.modules['crossbow._C'] is None\n"
+               "sys.exit(code)\n")
+    command = _launch("node-a,node-b", "--min-hosts", "2",
+                      train=_train(mnist, tmp_path / "c", "--lr-polcy", "step"))
+    r = _run([sys.executable, "-c", blocked] + command[3:], CROSSBOW_TEST_UNREACHABLE="node-b")
+    assert r.returncode == 1, r.stderr
+    assert _last_line(r.stderr) == ("crossbow launch: 1 usable host(s) (node-a), fewer than "
+                                    "--min-hosts 2: node-b unreachable"), r.stderr
+
 # Faults while the job trains.
 
 def _processes(token):
@@ -159,7 +174,7 @@ def _trainers(token, size):
 def _beats(ckpt):
     """rank -> its last heartbeat."""
     folder, out = ckpt / "launch", {}
-    for name in os.listdir(folder):
+    for name in os.listdir(folder) if folder.is_dir() else ():
         if re.fullmatch(r"rank\d+\.json", name):
             try:
                 out[int(name[4:-5])] = json.loads((folder / name).read_text())
@@ -266,7 +281,6 @@ def test_a_run_goes_on_past_a_killed_then_a_stopped_rank_to_the_end(tmp_path, mn
     assert first and second, restarts
     resumed = [int(n) for n in re.findall(r"resumed from '[^']*' at iteration (\d+)", output)]
     assert resumed == [int(first[2]), int(second[2])] and 0 < resumed[0] < resumed[1], output
-    assert int(first[1]) > 0 and int(second[1]) > 0
     for engine in ("3 ranks x 1 device(s)", "2 ranks x 1 device(s)", "1 device(s) x 1"):
         assert f"engine: {engine}" in output  # the learners follow the hosts
     assert f"stopped (iterations) after {iterations} iterations" in output
