@@ -11,21 +11,26 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// Rank 0 of a job of two whose rank 1 sends `sent` to the gather.
-class RankZero final : public ProcessGroup {
+// Rank `rank` of a job of two, whose other rank sends `theirs` to the gather; keeps what this
+// rank sent.
+class RankOfTwo final : public ProcessGroup {
  public:
-  explicit RankZero(std::string sent) : sent_(std::move(sent)) {}
+  RankOfTwo(int rank, std::string theirs) : rank_(rank), theirs_(std::move(theirs)) {}
   int size() const override { return 2; }
-  int rank() const override { return 0; }
+  int rank() const override { return rank_; }
   void AllReduceSum(int, float*, size_t, ContextBase*, milliseconds) override {}
   void Abort(const std::string&) override {}
   std::vector<std::string> AllGather(const std::string&, milliseconds) override { return {}; }
   std::vector<std::string> Gather(const std::string& bytes, int, milliseconds) override {
-    return {bytes, sent_};
+    sent = bytes;
+    if (rank_ != 0) return {};
+    return {bytes, theirs_};
   }
+  std::string sent;
 
  private:
-  std::string sent_;
+  int rank_;
+  std::string theirs_;
 };
 
 Tensor Scalar(float value) {
@@ -34,21 +39,9 @@ Tensor Scalar(float value) {
   return t;
 }
 
-// What rank 1 sends for its learner1 at `iteration` (its own GatherStateTensors, as rank 1).
+// What rank 1 sends for its learner1 at `iteration` (its own GatherStateTensors).
 std::string RankOnesPart(int64_t iteration, const Tensor& w) {
-  class RankOne final : public ProcessGroup {
-   public:
-    int size() const override { return 2; }
-    int rank() const override { return 1; }
-    void AllReduceSum(int, float*, size_t, ContextBase*, milliseconds) override {}
-    void Abort(const std::string&) override {}
-    std::vector<std::string> AllGather(const std::string&, milliseconds) override { return {}; }
-    std::vector<std::string> Gather(const std::string& bytes, int, milliseconds) override {
-      sent = bytes;
-      return {};
-    }
-    std::string sent;
-  } one;
+  RankOfTwo one(1, "");
   std::vector<std::map<std::string, Tensor>> received;
   EXPECT_TRUE(GatherStateTensors(one, {{"learner1/w", &w}, {"z/w", &w}}, iteration, &received,
                                  milliseconds(100))
@@ -58,7 +51,7 @@ std::string RankOnesPart(int64_t iteration, const Tensor& w) {
 
 TEST(GatherStateTensors, RankZeroHoldsEveryRanksLearnersOfOneIteration) {
   const Tensor z = Scalar(1), mine = Scalar(2), theirs = Scalar(3);
-  RankZero group(RankOnesPart(40, theirs));
+  RankOfTwo group(0, RankOnesPart(40, theirs));
   std::vector<std::map<std::string, Tensor>> received;
   const auto all =
       GatherStateTensors(group, {{"z/w", &z}, {"learner0/w", &mine}}, 40, &received,
@@ -71,7 +64,7 @@ TEST(GatherStateTensors, RankZeroHoldsEveryRanksLearnersOfOneIteration) {
 
 TEST(GatherStateTensors, RefusesARankAtAnotherIteration) {
   const Tensor z = Scalar(1), theirs = Scalar(3);
-  RankZero group(RankOnesPart(41, theirs));
+  RankOfTwo group(0, RankOnesPart(41, theirs));
   std::vector<std::map<std::string, Tensor>> received;
   EXPECT_ERROR(GatherStateTensors(group, {{"z/w", &z}}, 40, &received, milliseconds(100)), Error,
                "rank 1 is at iteration 41, rank 0 at 40: no checkpoint written");

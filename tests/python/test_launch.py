@@ -2,7 +2,8 @@
 host name (node-a, node-b, ...) runs its own Open MPI daemon here, as on a server of its own. A
 lost host is a rank killed (SIGKILL) or stopped (SIGSTOP) there; an unreachable one is refused
 by the agent as ssh would; a checkpoint folder that is not shared is a mount namespace in which
-one host sees an empty folder of its own. Each fault ends in one line naming the host or rank."""
+one host sees an empty folder of its own. Each fault ends in one line naming the host or rank.
+The helpers that watch a launch are scripts/demo/launch_faults.py's."""
 import json
 import os
 import re
@@ -10,10 +11,9 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
-import uuid
 
 import pytest
+from launch_faults import Launch, environment, launch_command as _launch
 
 from conftest import ROOT
 
@@ -21,7 +21,6 @@ from crossbow import _native
 
 MPIRUN = shutil.which("mpirun")
 MNIST = os.path.join(ROOT, "data", "samples", "mnist")
-AGENT = os.path.join(ROOT, "tests", "python", "launch_agent.sh")
 pytestmark = [
     pytest.mark.skipif(MPIRUN is None, reason="mpirun not found (apt-get install openmpi-bin "
                        "libopenmpi-dev, then rebuild)"),
@@ -30,23 +29,8 @@ pytestmark = [
 ]
 
 
-def _env(**extra):
-    paths = [os.path.join(ROOT, "python")] + os.environ.get("PYTHONPATH", "").split(os.pathsep)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p), **extra)
-    for name in list(env):  # a test run under mpirun must not look like a rank itself
-        if name.startswith(("OMPI_", "PMIX_", "PMI_")):
-            del env[name]
-    return env
-
-
-def _launch(hosts, *flags, train=()):
-    return [sys.executable, "-m", "crossbow", "launch", "--hosts", hosts, "--mpirun-args",
-            f"--mca plm_rsh_agent {AGENT} --mca plm_rsh_no_tree_spawn 1", "--probe-timeout",
-            "20", *flags, "--", *train]
-
-
 def _run(command, timeout=60, **env):
-    return subprocess.run(command, env=_env(**env), capture_output=True, text=True,
+    return subprocess.run(command, env=environment(**env), capture_output=True, text=True,
                           timeout=timeout, cwd="/")
 
 
@@ -145,85 +129,6 @@ def test_the_supervisor_needs_no_cpp_extension(tmp_path, mnist):
                                     "--min-hosts 2: node-b unreachable"), r.stderr
 
 # Faults while the job trains.
-
-def _processes(token):
-    """{pid: (argv, environment)} of the processes of the launch tagged `token`."""
-    out = {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if env.get(b"CROSSBOW_TEST_JOB") == token.encode():
-            out[int(pid)] = (argv, env)
-    return out
-
-
-def _trainers(token, size):
-    """rank -> pid of the trainers (crossbow train, not the rank wrappers) of the start with
-    `size` ranks."""
-    return {int(env[b"OMPI_COMM_WORLD_RANK"]): pid
-            for pid, (argv, env) in _processes(token).items()
-            if argv[1:4] == [b"-m", b"crossbow", b"train"] and
-            env.get(b"OMPI_COMM_WORLD_SIZE") == str(size).encode()}
-
-
-def _beats(ckpt):
-    """rank -> its last heartbeat."""
-    folder, out = ckpt / "launch", {}
-    for name in os.listdir(folder) if folder.is_dir() else ():
-        if re.fullmatch(r"rank\d+\.json", name):
-            try:
-                out[int(name[4:-5])] = json.loads((folder / name).read_text())
-            except ValueError:
-                pass  # replaced as it was read
-    return out
-
-
-class Launch:
-    """A launch running in the background, its output in a file."""
-
-    def __init__(self, tmp_path, command, **env):
-        self.token = uuid.uuid4().hex
-        self.output = tmp_path / "launch.out"
-        with open(self.output, "w") as out:
-            self.proc = subprocess.Popen(command, env=_env(CROSSBOW_TEST_JOB=self.token, **env),
-                                         stdout=out, stderr=subprocess.STDOUT, cwd="/")
-        self.deadline = time.time() + 120
-
-    def trainers_past(self, ckpt, size, iteration):
-        """The trainers of the start with `size` ranks, once each has trained `iteration`."""
-        while True:
-            pids, beats = _trainers(self.token, size), _beats(ckpt)
-            if len(pids) == size and sorted(beats) == list(range(size)) and \
-                    min(b["iteration"] for b in beats.values()) >= iteration:
-                return pids
-            assert self.proc.poll() is None, self.output.read_text()
-            assert time.time() < self.deadline, self.output.read_text()
-            time.sleep(0.05)
-
-    def wait_for(self, text):
-        while text not in self.output.read_text():
-            assert self.proc.poll() is None and time.time() < self.deadline, \
-                self.output.read_text()
-            time.sleep(0.1)
-
-    def end(self):
-        """The exit status and output; no process of the launch is left (orphans)."""
-        try:
-            self.proc.wait(timeout=max(1, self.deadline - time.time()))
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-        gone = time.time() + 5
-        while _processes(self.token) and time.time() < gone:
-            time.sleep(0.1)
-        assert _processes(self.token) == {}, "left behind"
-        return self.proc.returncode, self.output.read_text()
-
 
 def test_every_rank_dying_at_once_ends_the_launch_with_the_reason(tmp_path, mnist):
     ckpt = tmp_path / "c"
