@@ -30,6 +30,10 @@ class Outcome(typing.NamedTuple):
     checkpoint: int  # of the checkpoint behind the run, as rank 0's heartbeat last said
 
 
+# The trainer's side of these two names: HeartbeatPath in crossbow/train/watchdog.cc.
+HEARTBEAT_DIR = "CROSSBOW_HEARTBEAT_DIR"
+
+
 def heartbeat_path(folder, rank):
     return os.path.join(folder, f"rank{rank}.json")
 
@@ -38,7 +42,7 @@ def command(mpirun, hosts, folder, train):
     """mpirun's command line: one rank per slot, ranks filling the hosts in order (rank_hosts),
     each the rank wrapper around `train`, told where to beat."""
     ranks = sum(h.slots for h in hosts)
-    exported = ["-x", f"CROSSBOW_HEARTBEAT_DIR={folder}"]
+    exported = ["-x", f"{HEARTBEAT_DIR}={folder}"]
     for name in ("PATH", "PYTHONPATH", "LD_LIBRARY_PATH"):
         if name in os.environ:
             exported += ["-x", name]

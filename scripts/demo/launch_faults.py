@@ -127,7 +127,7 @@ class Launch:
 BATCH = 16
 HOSTS = "node-a,node-b,node-c"
 # (ranks of the start it hits, rank, signal, epoch position at which it comes)
-FAULTS = ((3, 1, signal.SIGKILL, 0.6), (2, 1, signal.SIGSTOP, 1.3))
+FAULTS = ((3, 1, signal.SIGKILL, 0.7), (2, 1, signal.SIGSTOP, 1.4))
 _RESUMED = re.compile(r"resumed from '[^']*' at iteration (\d+), epoch ([\d.e-]+)")
 
 
@@ -144,32 +144,24 @@ def _convert(mnist, work):
     return dbs
 
 
-class _Position:
-    """The epoch position of a start from its heartbeats: where it resumed, plus its
-    iterations' images since (every rank one batch per iteration)."""
-
-    def __init__(self, launch, ranks, epoch_size):
-        resumed = _RESUMED.findall(launch.text())
-        self.iteration, self.epoch = (int(resumed[-1][0]), float(resumed[-1][1])) \
-            if resumed else (0, 0.0)
-        self.ranks, self.epoch_size = ranks, epoch_size
-
-    def at(self, iteration):
-        return self.epoch + (iteration - self.iteration) * self.ranks * BATCH / self.epoch_size
+def _position(launch, ranks, epoch_size, iteration):
+    """The epoch position of the latest start at `iteration`: where it resumed (the start of
+    the data without a checkpoint), plus its iterations' images since (every rank one batch
+    per iteration)."""
+    latest = launch.text().rsplit("crossbow launch: starting ", 1)[-1]
+    resumed = _RESUMED.findall(latest)
+    at, epoch = (int(resumed[-1][0]), float(resumed[-1][1])) if resumed else (0, 0.0)
+    return epoch + (iteration - at) * ranks * BATCH / epoch_size
 
 
-def _reached(launch, ckpt, ranks, epoch, epoch_size, resumes):
-    """Waits until the start with `ranks` ranks (after `resumes` resumes) is at `epoch`; its
-    trainers' pids."""
-    while len(_RESUMED.findall(launch.text())) < resumes:
-        launch.trainers_past(ckpt, ranks, 0)  # fails if the launch ended
-        time.sleep(0.2)
-    position = _Position(launch, ranks, epoch_size)
+def _reached(launch, ckpt, ranks, epoch, epoch_size):
+    """Waits until the start with `ranks` ranks is at `epoch`; its trainers' pids."""
     while True:
         pids = launch.trainers_past(ckpt, ranks, 0)
         last = beats(ckpt)
-        if len(last) == ranks and position.at(min(b["iteration"] for b in last.values())) >= epoch:
-            return pids, position
+        if len(last) == ranks and _position(launch, ranks, epoch_size, min(
+                b["iteration"] for b in last.values())) >= epoch:
+            return pids
         time.sleep(0.2)
 
 
@@ -188,12 +180,13 @@ def run(dbs, work, seed, faults, args):
                                            str(args.heartbeat_timeout), "--max-restarts", "2",
                                            train=train), timeout_s=3600)
     lost = []
-    for resumes, (ranks, rank, sig, epoch) in enumerate(faults):
-        pids, position = _reached(launch, ckpt, ranks, epoch, args.epoch_size, resumes)
-        at = position.at(max(b["iteration"] for b in beats(ckpt).values()))
+    for ranks, rank, sig, epoch in faults:
+        pids = _reached(launch, ckpt, ranks, epoch, args.epoch_size)
+        at = _position(launch, ranks, args.epoch_size,
+                       max(b["iteration"] for b in beats(ckpt).values()))
         fault_time = time.time()
         os.kill(pids[rank], sig)
-        _reached(launch, ckpt, ranks - 1, at, args.epoch_size, resumes + 1)
+        _reached(launch, ckpt, ranks - 1, at, args.epoch_size)
         lost.append({"signal": signal.Signals(sig).name, "ranks_before": ranks,
                      "epoch_at_fault": round(at, 4),
                      "time_lost_s": round(time.time() - fault_time, 1)})
@@ -216,7 +209,7 @@ def main():
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--epoch-size", type=int, default=60000, help="training records")
-    ap.add_argument("--checkpoint-minutes", type=float, default=0.5)
+    ap.add_argument("--checkpoint-minutes", type=float, default=0.25)
     ap.add_argument("--heartbeat-timeout", type=float, default=10)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
