@@ -1,5 +1,5 @@
 """One start of the job under mpirun, watched until it ends: each rank's heartbeat (written by
-the trainer's watchdog, crossbow/train/watchdog.h) and its exit record (rank.py). It ends the
+the trainer's watchdog, crossbow/train/watchdog.h) and its exit record (launch_rank.py). It ends the
 whole job (mpirun's process group) when a rank stops beating or no rank makes progress, and
 says which ranks the end is put on."""
 import collections
