@@ -4,8 +4,8 @@ finishes, every rank fails at once, fewer than --min-hosts remain or the restart
 Each restart is one line on stderr and one record in the metrics file.
 
 A host whose rank failed or hung is lost: it stays out of the next starts. With --hosts it stays
-out for the rest of the launch; with --host-discovery, which the supervisor also runs while the
-job trains, it stays out until the command stops listing it (it was taken away, to be mended),
+out for the rest of the launch; with --host-discovery, which the supervisor also runs every 2 s
+while a lost host waits, it stays out until the command stops listing it (it was taken away, to be mended),
 and a host listed again after that joins at the next restart."""
 import datetime
 import json

@@ -158,6 +158,20 @@ def test_a_lost_rank_past_the_limits_ends_the_launch(tmp_path, mnist, flags, mes
     assert _last_line(output) == f"crossbow launch: {message}", output
 
 
+def test_a_spare_host_past_max_hosts_takes_the_place_of_a_lost_one(tmp_path, mnist):
+    ckpt = tmp_path / "c"
+    launch = Launch(tmp_path, _launch("node-a,node-b,node-c", "--max-hosts", "2",
+                                      "--max-restarts", "1", train=_train(mnist, ckpt)))
+    launch.wait_for("starting 2 rank(s) on node-a,node-b\n")
+    os.kill(launch.trainers_past(ckpt, 2, 3)[1], signal.SIGKILL)
+    launch.wait_for("starting 2 rank(s) on node-a,node-c\n")
+    os.kill(launch.trainers_past(ckpt, 2, 3)[0], signal.SIGKILL)
+    code, output = launch.end()
+    assert code == 1
+    assert "; hosts node-a,node-b -> node-a,node-c;" in _restarts(output)[0], output
+    assert _last_line(output) == ("crossbow launch: restarts exhausted (1 of --max-restarts 1); "
+                                  "the last end: rank 0 on host node-a killed by SIGKILL")
+
 def _restarts(output):
     return [line for line in output.splitlines() if line.startswith("crossbow launch: restart ")]
 
