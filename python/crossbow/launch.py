@@ -18,10 +18,12 @@ import sys
 from crossbow.launch_hosts import LaunchError
 
 
+_SUMMARY = ("run crossbow train on several hosts under mpirun, restarting it from its last "
+            "checkpoint on the hosts that remain when one is lost")
+
+
 def add_parser(sub):
-    p = sub.add_parser("launch", help="run crossbow train on several hosts under mpirun, "
-                       "restarting from the last checkpoint when a host is lost",
-                       description=__doc__.splitlines()[0])
+    p = sub.add_parser("launch", help=_SUMMARY, description=_SUMMARY)
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--hosts", metavar="H[:SLOTS],...",
                        help="the hosts, each with its ranks (default 1)")
