@@ -72,11 +72,11 @@ std::vector<std::pair<std::string, const Tensor*>> GatherStateTensors(
   for (size_t r = 1; r < parts.size(); ++r) {
     received->push_back(UnpackTensors(parts[r], "checkpoint tensors of rank " + Text(r)));
     const auto theirs = received->back().find(kIteration);
-    CROSSBOW_ENFORCE(theirs != received->back().end() && theirs->second.numel() == 1,
-                     "rank ", r, " sent checkpoint tensors without their iteration");
+    CROSSBOW_ENFORCE(theirs != received->back().end() && theirs->second.numel() == 1, "rank ", r,
+                     " sent checkpoint tensors without their iteration");
     const int64_t their_iteration = *theirs->second.data<int64_t>();
-    CROSSBOW_ENFORCE(their_iteration == iteration, "rank ", r, " is at iteration ",
-                     their_iteration, ", rank 0 at ", iteration,
+    CROSSBOW_ENFORCE(their_iteration == iteration, "rank ", r, " is at iteration ", their_iteration,
+                     ", rank 0 at ", iteration,
                      ": no checkpoint written (it would mix iterations)");
     received->back().erase(theirs);
     for (const auto& [name, tensor] : received->back()) all.emplace_back(name, &tensor);

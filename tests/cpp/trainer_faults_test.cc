@@ -175,7 +175,8 @@ TEST(Heartbeat, BeatsEverySecondAndCountsProgressMarks) {
     EXPECT_TRUE(std::regex_match(text, m, beat)) << text;
     return std::make_pair(std::stoll(m[2]), std::stoll(m[3]));
   };
-  Watchdog watchdog(0, 5, [] { return std::string(); }, path, 2);
+  Watchdog watchdog(
+      0, 5, [] { return std::string(); }, path, 2);
   for (int i = 0; i < 3; ++i) watchdog.Progress();
   watchdog.Trained(9);
   watchdog.Checkpointed(8);  // written at once, before the thread's first beat

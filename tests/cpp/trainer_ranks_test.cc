@@ -53,13 +53,12 @@ TEST(GatherStateTensors, RankZeroHoldsEveryRanksLearnersOfOneIteration) {
   const Tensor z = Scalar(1), mine = Scalar(2), theirs = Scalar(3);
   RankOfTwo group(0, RankOnesPart(40, theirs));
   std::vector<std::map<std::string, Tensor>> received;
-  const auto all =
-      GatherStateTensors(group, {{"z/w", &z}, {"learner0/w", &mine}}, 40, &received,
-                         milliseconds(100));
+  const auto all = GatherStateTensors(group, {{"z/w", &z}, {"learner0/w", &mine}}, 40, &received,
+                                      milliseconds(100));
   std::map<std::string, float> values;
   for (const auto& [name, tensor] : all) values[name] = *tensor->data<float>();
-  EXPECT_EQ(values, (std::map<std::string, float>{{"z/w", 1}, {"learner0/w", 2},
-                                                   {"learner1/w", 3}}));
+  EXPECT_EQ(values,
+            (std::map<std::string, float>{{"z/w", 1}, {"learner0/w", 2}, {"learner1/w", 3}}));
 }
 
 TEST(GatherStateTensors, RefusesARankAtAnotherIteration) {
