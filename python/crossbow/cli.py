@@ -171,7 +171,7 @@ def parser():
     from crossbow import reproduce
     reproduce.add_parser(sub, _output_flags(), net_help)
     from crossbow import launch
-    launch.add_parser(sub)
+    launch.add_parser(sub, sub.choices["train"])
     p.commands = sub.choices
     return p
 

@@ -22,7 +22,9 @@ _SUMMARY = ("run crossbow train on several hosts under mpirun, restarting it fro
             "checkpoint on the hosts that remain when one is lost")
 
 
-def add_parser(sub):
+def add_parser(sub, train_parser):
+    """`crossbow launch` beside the other commands; `train_parser` (crossbow train's) checks
+    the flags it passes on."""
     p = sub.add_parser("launch", help=_SUMMARY, description=_SUMMARY)
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--hosts", metavar="H[:SLOTS],...",
@@ -46,7 +48,7 @@ def add_parser(sub):
                    help="more options for mpirun, e.g. \"--mca plm_rsh_agent ssh\"")
     p.add_argument("train", nargs=argparse.REMAINDER, metavar="-- TRAIN FLAGS",
                    help="every flag of crossbow train, after --")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, train_parser=train_parser)
 
 
 def _train_flags(args):
@@ -66,15 +68,14 @@ def _named(train, flag):
     return getattr(p.parse_known_args(train)[0], flag[2:].replace("-", "_"))
 
 
-def _check_train(train):
+def _check_train(train, parser):
     """Refuses crossbow train flags that its parser or option table refuses, with its one line,
     before any host is touched (without the C++ extension here, the ranks check them)."""
     from crossbow import _native
     if not _native.available():
         return
-    from crossbow import cli, trainer
+    from crossbow import options
     from crossbow.names import did_you_mean
-    parser = cli.parser().commands["train"]
 
     def refuse(message):
         raise LaunchError(f"crossbow train flags: {message}")
@@ -85,7 +86,7 @@ def _check_train(train):
         first = next((u.split("=")[0] for u in unknown if u.startswith("-")), unknown[0])
         refuse(f"unrecognized arguments: {' '.join(unknown)}{did_you_mean(first, flags)}")
     try:
-        trainer.checked_options(trainer.options_from(args))
+        options.checked_options(options.options_from(args))
     except (TypeError, ValueError) as e:
         refuse(str(e))
 
@@ -105,7 +106,7 @@ def settings(args):
     if not checkpoint_dir:
         raise LaunchError("the run needs --checkpoint-dir (a folder every host shares) among "
                           "the crossbow train flags: restarts resume from it")
-    _check_train(train)
+    _check_train(train, args.train_parser)
     mpirun = shutil.which("mpirun")
     if mpirun is None:
         raise LaunchError("mpirun not found (Open MPI: apt-get install openmpi-bin)")
