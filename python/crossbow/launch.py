@@ -46,7 +46,7 @@ def add_parser(sub, train_parser):
                    "unreachable (also the discovery command's limit)")
     p.add_argument("--mpirun-args", default="", metavar="ARGS",
                    help="more options for mpirun, e.g. \"--mca plm_rsh_agent ssh\"")
-    p.add_argument("train", nargs=argparse.REMAINDER, metavar="-- TRAIN FLAGS",
+    p.add_argument("train", nargs="*", metavar="TRAIN_FLAG",
                    help="every flag of crossbow train, after --")
     p.set_defaults(run=run, train_parser=train_parser)
 
