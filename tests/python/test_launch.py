@@ -220,21 +220,25 @@ def test_a_lost_host_listed_again_joins_at_the_next_restart(tmp_path, mnist):
     ckpt, hosts = tmp_path / "c", tmp_path / "hosts"
     hosts.write_text("node-a\nnode-b\n")
     command = _launch("x", "--heartbeat-timeout", "3", train=_train(
-        mnist, ckpt, "--checkpoint-every-epochs", "0.05", iterations=150))
+        mnist, ckpt, "--checkpoint-every-epochs", "0.05"))
     command[command.index("--hosts"):command.index("--hosts") + 2] = [
         "--host-discovery", f"cat {hosts}"]
     launch = Launch(tmp_path, command)
     os.kill(launch.trainers_past(ckpt, 2, 10)[1], signal.SIGKILL)
-    launch.trainers_past(ckpt, 1, 0)
+    launch.wait_for("starting 1 rank(s) on node-a\n")
     hosts.write_text("node-a\n")
     launch.wait_for("lost host node-b is no longer listed")
     hosts.write_text("node-a\nnode-b\n")
     os.kill(launch.trainers_past(ckpt, 1, 30)[0], signal.SIGSTOP)
+    launch.wait_for("starting 1 rank(s) on node-b\n")
+    os.kill(launch.trainers_past(ckpt, 1, 0)[0], signal.SIGKILL)  # its only rank: the end
     code, output = launch.end()
-    assert code == 0, output
+    assert code == 1, output
     restarts = _restarts(output)
     assert len(restarts) == 2, output
     assert "rank 1 on host node-b killed by SIGKILL; hosts node-a,node-b -> node-a;" \
         in restarts[0]
     assert "rank 0 on host node-a no heartbeat for" in restarts[1]
     assert "; hosts node-a -> node-b;" in restarts[1]
+    assert _last_line(output) == ("crossbow launch: every rank failed at once (rank 0 killed "
+                                  "by SIGKILL); not a lost host, not restarting")  # one rank
