@@ -138,6 +138,8 @@ TrainResult Trainer::Loop::Run() {
   info_.options = RunOptions();
   if (t_.resume_from_) {
     Resume(CheckpointPath(o_.checkpoint_dir), policy);
+    watchdog_.Trained(info_.iteration);
+    watchdog_.Checkpointed(info_.iteration);
   } else {
     if (o_.resume) LOG(INFO) << "no checkpoint in '" << o_.checkpoint_dir << "': starting anew";
   }
@@ -244,6 +246,7 @@ void Trainer::Loop::Autotune() {
     Agree(&r);
     info_.images += r.images;
     info_.iteration = engine_.iteration();
+    watchdog_.Trained(info_.iteration);
     return !ShouldStop().empty();
   };
   options.goes_on = [this] {
@@ -286,6 +289,7 @@ void Trainer::Loop::Step(std::optional<double> next_rate, double next_momentum) 
   }
   info_.images += r.images;
   info_.iteration = engine_.iteration();
+  watchdog_.Trained(info_.iteration);
   since_record_.Add(r);
   this_epoch_.Add(r);
 }
@@ -387,8 +391,11 @@ void Trainer::Loop::SaveCheckpoint() {
   info_.learners_per_device = engine_.learners_per_device();
   const std::string path = CheckpointPath(o_.checkpoint_dir);
   auto tensors = engine_.StateTensors();
-  if (t_.group_) tensors = GatherStateTensors(*t_.group_, tensors, &received_, t_.timeout_);
+  if (t_.group_) {
+    tensors = GatherStateTensors(*t_.group_, tensors, info_.iteration, &received_, t_.timeout_);
+  }
   if (rank_ == 0) WriteCheckpoint(path, info_, t_.train_->SaveState(), tensors);
+  watchdog_.Checkpointed(info_.iteration);
   VLOG(1) << "checkpoint '" << path << "' at iteration " << info_.iteration;
   watchdog_.Enter(Watchdog::Phase::kTraining);
   last_checkpoint_ = Clock::now();

@@ -125,7 +125,7 @@ class Trainer::Loop {
   int64_t checkpoint_periods_ = 0;  // whole checkpoint_every_epochs intervals at the last one
   bool posted_ahead_ = false;       // the engine holds the next iteration, posted ahead
   Watchdog watchdog_{o_.stall_timeout_s, trainer_loop::kSignalGraceS,
-                     [this] { return engine_.DescribeWaits(); }};
+                     [this] { return engine_.DescribeWaits(); }, HeartbeatPath(rank_), rank_};
   std::vector<std::map<std::string, Tensor>> received_;  // other ranks' learners (checkpoints)
 };
 

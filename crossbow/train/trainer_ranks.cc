@@ -54,8 +54,12 @@ RankSettings TrainerSettings(const LearnerSpec& spec, const EngineOptions& e,
 
 std::vector<std::pair<std::string, const Tensor*>> GatherStateTensors(
     ProcessGroup& group, const std::vector<std::pair<std::string, const Tensor*>>& local,
-    std::vector<std::map<std::string, Tensor>>* received, std::chrono::milliseconds timeout) {
-  std::vector<std::pair<std::string, const Tensor*>> learners;
+    int64_t iteration, std::vector<std::map<std::string, Tensor>>* received,
+    std::chrono::milliseconds timeout) {
+  constexpr const char* kIteration = "checkpoint/iteration";
+  Tensor at({1}, DataType::kInt64);
+  *at.mutable_data<int64_t>() = iteration;
+  std::vector<std::pair<std::string, const Tensor*>> learners = {{kIteration, &at}};
   for (const auto& entry : local) {
     if (entry.first.rfind("learner", 0) == 0) learners.push_back(entry);
   }
@@ -67,6 +71,14 @@ std::vector<std::pair<std::string, const Tensor*>> GatherStateTensors(
   received->reserve(parts.size());
   for (size_t r = 1; r < parts.size(); ++r) {
     received->push_back(UnpackTensors(parts[r], "checkpoint tensors of rank " + Text(r)));
+    const auto theirs = received->back().find(kIteration);
+    CROSSBOW_ENFORCE(theirs != received->back().end() && theirs->second.numel() == 1, "rank ", r,
+                     " sent checkpoint tensors without their iteration");
+    const int64_t their_iteration = *theirs->second.data<int64_t>();
+    CROSSBOW_ENFORCE(their_iteration == iteration, "rank ", r, " is at iteration ", their_iteration,
+                     ", rank 0 at ", iteration,
+                     ": no checkpoint written (it would mix iterations)");
+    received->back().erase(theirs);
     for (const auto& [name, tensor] : received->back()) all.emplace_back(name, &tensor);
   }
   return all;

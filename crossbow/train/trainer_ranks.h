@@ -19,8 +19,11 @@ RankSettings TrainerSettings(const LearnerSpec& spec, const EngineOptions& engin
 
 // A checkpoint's tensors from every rank: each rank's learners go to rank 0, which returns them
 // beside its own (and z); other ranks return nothing. `received` keeps the tensors that arrived.
+// Each rank sends the `iteration` its tensors are of; rank 0 throws, naming the rank, where one
+// differs from its own, so that no checkpoint mixes iterations.
 std::vector<std::pair<std::string, const Tensor*>> GatherStateTensors(
     ProcessGroup& group, const std::vector<std::pair<std::string, const Tensor*>>& local,
-    std::vector<std::map<std::string, Tensor>>* received, std::chrono::milliseconds timeout);
+    int64_t iteration, std::vector<std::map<std::string, Tensor>>* received,
+    std::chrono::milliseconds timeout);
 
 }  // namespace crossbow

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "crossbow/train/stop_signal.h"
@@ -17,14 +20,23 @@ constexpr auto kPoll = std::chrono::milliseconds(100);
 // SIGSTOP, ^Z, a paused virtual machine. The loop was suspended with it, so that time is not
 // the loop's: the clocks move on by it.
 constexpr auto kSuspended = std::chrono::seconds(2);
+constexpr auto kBeat = std::chrono::seconds(1);
 
 }  // namespace
 
+std::string HeartbeatPath(int rank) {
+  const char* dir = std::getenv("CROSSBOW_HEARTBEAT_DIR");
+  if (dir == nullptr || *dir == '\0') return "";
+  return (std::filesystem::path(dir) / ("rank" + std::to_string(rank) + ".json")).string();
+}
+
 Watchdog::Watchdog(double stall_timeout_s, double signal_grace_s,
-                   std::function<std::string()> describe)
+                   std::function<std::string()> describe, std::string heartbeat, int rank)
     : stall_timeout_s_(stall_timeout_s),
       signal_grace_s_(signal_grace_s),
       describe_(std::move(describe)),
+      heartbeat_(std::move(heartbeat)),
+      rank_(rank),
       last_progress_(Clock::now().time_since_epoch().count()),
       thread_(&Watchdog::Watch, this) {}
 
@@ -38,6 +50,7 @@ Watchdog::~Watchdog() {
 }
 
 void Watchdog::Progress() {
+  progress_marks_.fetch_add(1);
   const Clock::rep now = Clock::now().time_since_epoch().count();
   const Clock::rep interval = now - last_progress_.exchange(now);
   Clock::rep longest = longest_interval_.load();
@@ -50,12 +63,22 @@ void Watchdog::Enter(Phase phase) {
   Progress();
 }
 
+void Watchdog::Checkpointed(int64_t iteration) {
+  checkpoint_.store(iteration);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!heartbeat_.empty()) Beat();
+}
+
 void Watchdog::Watch() {
   std::unique_lock<std::mutex> lock(mutex_);
   Clock::time_point signalled{};
-  Clock::time_point polled = Clock::now();
+  Clock::time_point polled = Clock::now(), beaten{};
   while (!wake_.wait_for(lock, kPoll, [this] { return done_; })) {
     const auto now = Clock::now();
+    if (!heartbeat_.empty() && now - beaten >= kBeat) {
+      Beat();
+      beaten = now;
+    }
     const Clock::duration late = now - polled - kPoll;
     polled = now;
     if (late > kSuspended) {
@@ -90,6 +113,21 @@ void Watchdog::Watch() {
       Exit(1, why);
     }
   }
+}
+
+// Replaced by a rename, so that a reader never sees half a beat; a failed write is left for
+// the next one (the supervisor sees the beat stop, the training does not).
+void Watchdog::Beat() {
+  const std::string temporary = heartbeat_ + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << "{\"rank\": " << rank_ << ", \"pid\": " << getpid() << ", \"beat\": " << ++beats_
+        << ", \"progress\": " << progress_marks_.load() << ", \"iteration\": " << iteration_.load()
+        << ", \"checkpoint\": " << checkpoint_.load() << "}\n";
+    if (!out.good()) return;
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, heartbeat_, ec);
 }
 
 void Watchdog::Exit(int code, const std::string& why) {

@@ -1,6 +1,6 @@
 """The ``crossbow`` command: ``crossbow ops [NAME]``, ``crossbow summary NET``,
 ``crossbow spec --net NET``, ``crossbow convert SUBCOMMAND ...``, ``crossbow train``,
-``crossbow eval``, ``crossbow plot METRICS...``, ``crossbow export``."""
+``crossbow eval``, ``crossbow plot METRICS...``, ``crossbow export``, ``crossbow launch``."""
 import argparse
 import sys
 
@@ -170,6 +170,8 @@ def parser():
     export_command.add_parser(sub, net_help)
     from crossbow import reproduce
     reproduce.add_parser(sub, _output_flags(), net_help)
+    from crossbow import launch
+    launch.add_parser(sub, sub.choices["train"])
     p.commands = sub.choices
     return p
 

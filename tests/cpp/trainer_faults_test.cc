@@ -1,5 +1,6 @@
 // The training loop when things go wrong or are asked of it mid-run: signals (healthy, stuck,
-// twice, during an evaluation), a stalled source, fractional checkpoint intervals.
+// twice, during an evaluation), a stalled source, fractional checkpoint intervals; the
+// heartbeat a supervisor watches.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,7 +8,9 @@
 #include <condition_variable>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -152,6 +155,37 @@ TEST_F(TrainerDeath, ASecondSignalExitsAtOnce) {
     BlockForever();
   };
   EXPECT_EXIT(run(), ::testing::ExitedWithCode(128 + SIGINT), "second SIGINT, exiting at once");
+}
+
+// The heartbeat goes on while training is stuck (beat), and counts progress only when it is made.
+TEST(Heartbeat, BeatsEverySecondAndCountsProgressMarks) {
+  const std::string dir = ScratchDir("heartbeat");
+  ASSERT_EQ(setenv("CROSSBOW_HEARTBEAT_DIR", dir.c_str(), 1), 0);
+  const std::string path = HeartbeatPath(2);
+  unsetenv("CROSSBOW_HEARTBEAT_DIR");
+  EXPECT_EQ(path, (fs::path(dir) / "rank2.json").string());
+  EXPECT_EQ(HeartbeatPath(2), "");
+  auto read = [&path] {
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::smatch m;
+    const std::regex beat(
+        R"(\{"rank": 2, "pid": (\d+), "beat": (\d+), "progress": (\d+), "iteration": 9, )"
+        R"("checkpoint": 8\}\n)");
+    EXPECT_TRUE(std::regex_match(text, m, beat)) << text;
+    return std::make_pair(std::stoll(m[2]), std::stoll(m[3]));
+  };
+  Watchdog watchdog(
+      0, 5, [] { return std::string(); }, path, 2);
+  for (int i = 0; i < 3; ++i) watchdog.Progress();
+  watchdog.Trained(9);
+  watchdog.Checkpointed(8);  // written at once, before the thread's first beat
+  const auto [first_beat, first_progress] = read();
+  EXPECT_EQ(first_progress, 3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // stuck: no progress
+  const auto [beat, progress] = read();
+  EXPECT_GE(beat, first_beat + 2);
+  EXPECT_EQ(progress, 3);
 }
 
 }  // namespace
