@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torchvision import datasets, transforms as T
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
 
 from crossbow.recipes import RECIPES  # noqa: E402 (pure Python: no extension needed)
 from torch_cifar import test_accuracy  # noqa: E402 (Crossbow's scoring rule)

@@ -65,6 +65,7 @@ def test_a_run_killed_after_its_first_epoch_goes_on_from_its_checkpoint(tmp_path
     # schedule would give epoch 2 the first rate again.
     end = 1e-3 / 1e5
     assert first["lr"] == pytest.approx(1e-3 / 25, rel=1e-9)
-    assert epochs[1]["lr"] == pytest.approx(end + 0.75 * (1e-3 - end), rel=1e-9)
+    # fastai takes the position through the run in float32: 2e-8 off in relative terms.
+    assert epochs[1]["lr"] == pytest.approx(end + 0.75 * (1e-3 - end), rel=1e-6)
     header, kept = fastai_runs_table.read_run(tmp_path / "m.jsonl")
     assert [e["epoch"] for e in kept] == [1, 2] and header["epochs"] == 2
