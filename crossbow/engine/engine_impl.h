@@ -120,9 +120,9 @@ class Engine::Impl {
   int world_ = 1, process_rank_ = 0;  // of the MPI job
   double lr_ = 0, lr_peak_ = 0;
   int64_t iteration_ = 0;
-  int64_t posted_ = -1;             // the last iteration posted: iteration_ once posted ahead
-  double posted_rates_[2] = {};     // the learning rate of iteration t at [t & 1]
-  double momentum_ = NAN;           // SetMomentum's (NaN: never set)
+  int64_t posted_ = -1;          // the last iteration posted: iteration_ once posted ahead
+  double posted_rates_[2] = {};  // the learning rate of iteration t at [t & 1]
+  double momentum_ = NAN;        // SetMomentum's (NaN: never set)
   double posted_momenta_[2] = {NAN, NAN};  // the momentum of iteration t at [t & 1]
   int64_t largest_batch_ = 0;       // images of one learner; a GPU learner's plan is made for it
   std::atomic<int> acquiring_{-1};  // the learner whose batch Iterate is taking, or -1

@@ -24,7 +24,7 @@ struct SolverConfig {
   // radam: where eps goes, "raw" (to sqrt(v): PyTorch's) or "corrected" (to sqrt(v / (1 -
   // beta2^t)), as AdamW's: fastai's); operators/adam_step.h.
   std::string radam_eps = "raw";
-  int64_t lookahead_k = 0;                        // 0: no Lookahead
+  int64_t lookahead_k = 0;  // 0: no Lookahead
   double lookahead_alpha = 0.5;
   // false: no weight decay on 1-D parameters (biases, batch-norm scales and shifts).
   bool bias_decay = true;

@@ -86,20 +86,20 @@ def probe(hosts, mpirun, marker, token, timeout_s, shared):
     host (in parallel). LaunchError where a host sees another checkpoint folder than this
     machine's (`shared`, the folder holding the marker): a run whose ranks do not share it
     cannot restart."""
-    # Each mpirun keeps its session files in a folder of its own: mpiruns started together
-    # on one machine can collide on the default one.
-    with tempfile.TemporaryDirectory(prefix="crossbow-probe-") as sessions:
-        return _probe(hosts, mpirun, marker, token, timeout_s, shared, sessions)
+    # Each mpirun keeps its temporary files (orte_tmpdir_base) in a folder of its own: mpiruns
+    # started together on one machine can collide on the default one.
+    with tempfile.TemporaryDirectory(prefix="crossbow-probe-") as folders:
+        return _probe(hosts, mpirun, marker, token, timeout_s, shared, folders)
 
 
-def _probe(hosts, mpirun, marker, token, timeout_s, shared, sessions):
+def _probe(hosts, mpirun, marker, token, timeout_s, shared, folders):
     started = {}
     try:
         for h in hosts:
-            session = os.path.join(sessions, h.name)
-            os.makedirs(session)
+            tmpdir = os.path.join(folders, h.name)
+            os.makedirs(tmpdir)
             started[h.name] = subprocess.Popen(
-                mpirun + ["--mca", "orte_tmpdir_base", session, "--host", f"{h.name}:1", "-np",
+                mpirun + ["--mca", "orte_tmpdir_base", tmpdir, "--host", f"{h.name}:1", "-np",
                           "1", sys.executable, "-c", _PROBE, marker, token],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                 start_new_session=True)
